@@ -1,0 +1,46 @@
+"""The `evalflow` command: one click group, one module per command family.
+
+Every command reports failures as one line (what, where, how to fix) on stderr with the exit
+codes of `evalflow.errors`; set EVALFLOW_DEBUG=1 to see a traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from evalflow import __version__
+from evalflow.errors import EXIT_INTERNAL, EvalflowError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evalflow")
+def cli() -> None:
+    """Score spec-driven development frameworks against a PRD's frozen acceptance checks."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: runs the group and maps every failure to one line + exit code."""
+    try:
+        rc = cli.main(args=argv, prog_name="evalflow", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except EvalflowError as exc:
+        click.echo(f"error: {exc.one_line()}", err=True)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        if os.environ.get("EVALFLOW_DEBUG"):
+            raise
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc} "
+            "(rerun with EVALFLOW_DEBUG=1 for the traceback and report it)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(rc if isinstance(rc, int) else 0)
