@@ -1,0 +1,124 @@
+"""`evalflow rag-eval`: the SPEC §4 retrieval gate over the deterministic synthetic corpus.
+
+Runs one registered vector retriever over the synthetic corpus, prints the five metrics and
+exits 1 when mean recall@k is below `--min-recall` (the only gated metric).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from evalflow.domain.retrieval.corpus import CorpusConfig, generate_corpus
+from evalflow.domain.retrieval.metrics import RetrievalReport, evaluate_retrieval
+from evalflow.domain.retrieval.retrievers import REGISTRY, make_retriever, retriever_names
+from evalflow.errors import EXIT_BELOW_THRESHOLD
+
+_WORST_SHOWN = 5
+
+
+def _check_retriever(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    valid = ", ".join(retriever_names("vector"))
+    spec = REGISTRY.get(value)
+    if spec is None:
+        raise click.BadParameter(f"unknown retriever {value!r}; valid names: {valid}")
+    if spec.kind != "vector":
+        raise click.BadParameter(
+            f"{value!r} ranks code text and cannot run on the synthetic vector corpus; "
+            f"valid names: {valid}"
+        )
+    return value
+
+
+def _print_table(
+    report: RetrievalReport, retriever: str, digest: str, min_recall: float, passed: bool
+) -> None:
+    console = Console()
+    k = report.k
+    summary = Table(title=f"rag-eval · {retriever} · synthetic corpus {digest[:12]}", min_width=60)
+    summary.add_column("metric")
+    summary.add_column("value", justify="right")
+    summary.add_column("gate", justify="right")
+    gate = f"≥ {min_recall:.3f} {'pass' if passed else 'FAIL'}"
+    summary.add_row(f"recall@{k}", f"{report.mean_recall:.4f}", gate)
+    summary.add_row(f"precision@{k}", f"{report.mean_precision:.4f}", "")
+    summary.add_row(f"MRR@{k}", f"{report.mrr:.4f}", "")
+    summary.add_row(f"MAP@{k}", f"{report.map:.4f}", "")
+    summary.add_row(f"nDCG@{k}", f"{report.mean_ndcg:.4f}", "")
+    summary.add_row("cases", str(len(report.cases)), "")
+    console.print(summary)
+
+    worst = sorted(report.cases, key=lambda c: (c.recall, c.ndcg, c.id))[:_WORST_SHOWN]
+    detail = Table(title=f"lowest recall@{k} cases")
+    for column in ("case", "recall", "precision", "RR", "AP", "nDCG"):
+        detail.add_column(column, justify="left" if column == "case" else "right")
+    for case in worst:
+        detail.add_row(
+            case.id,
+            *(f"{v:.3f}" for v in (case.recall, case.precision, case.rr, case.ap, case.ndcg)),
+        )
+    console.print(detail)
+
+
+@click.command("rag-eval")
+@click.option(
+    "--min-recall",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.6,
+    show_default=True,
+    help="Gate: exit 1 when mean recall@k is below this.",
+)
+@click.option(
+    "--k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Cut-off rank."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option(
+    "--retriever",
+    default="exact",
+    show_default=True,
+    callback=_check_retriever,
+    help="Registered vector retriever: exact, binary, ivf, binary-flipped.",
+)
+@click.option(
+    "--corpus-seed",
+    type=click.IntRange(0, 0xFFFFFFFF),
+    default=42,
+    show_default=True,
+    help="mulberry32 seed of the synthetic corpus.",
+)
+@click.pass_context
+def rag_eval(
+    ctx: click.Context, min_recall: float, k: int, as_json: bool, retriever: str, corpus_seed: int
+) -> None:
+    """Gate a retriever on the deterministic synthetic corpus (SPEC §4).
+
+    Builds the 24-topic × 10-chunk corpus (120 queries, 96 dims, noise 0.2) from mulberry32,
+    runs the retriever, and reports recall, precision, MRR, MAP and nDCG at k. Only recall@k
+    is gated; exit code 1 when it is below --min-recall.
+    """
+    corpus = generate_corpus(CorpusConfig(seed=corpus_seed))
+    index = make_retriever(retriever, corpus.chunk_ids, corpus.chunk_vectors)
+    report = evaluate_retrieval(corpus.cases(), index.retrieve_fn(k), k)
+    passed = report.mean_recall >= min_recall
+    digest = corpus.digest()
+    if as_json:
+        payload = {
+            "retriever": retriever,
+            "corpus": {**corpus.config.model_dump(), "digest": digest},
+            "min_recall": min_recall,
+            "passed": passed,
+            **report.model_dump(),
+        }
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        _print_table(report, retriever, digest, min_recall, passed)
+    if not passed:
+        click.echo(
+            f"gate failed: mean recall@{k} {report.mean_recall:.4f} < min {min_recall:.4f} "
+            f"(retriever {retriever})",
+            err=True,
+        )
+        ctx.exit(EXIT_BELOW_THRESHOLD)
