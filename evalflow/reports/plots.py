@@ -1,0 +1,202 @@
+"""Leaderboard plots: rating forest plot, Final-vs-cost Pareto plot, per-story heat map.
+
+Each function writes `<stem>.png` and `<stem>.svg` into a given directory and returns both
+paths. Rendering never touches pyplot or the global backend: every figure is a plain
+`Figure` drawn on an explicit Agg canvas, so plotting is safe inside Dagster workers and
+tests. Output is byte-identical on reruns: fixed style (bundled DejaVu Sans, text as paths),
+a fixed `svg.hashsalt` for SVG element ids, and no creation date in the metadata (SVG's
+`Date` is dropped; PNG carries none). matplotlib is imported here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from evalflow.domain.ranking.elo import ELO_START
+from evalflow.errors import InputError
+
+_STYLE = {
+    "svg.hashsalt": "evalflow",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 9.0,
+    "axes.grid": False,
+    "figure.dpi": 100.0,
+    "savefig.dpi": 150.0,
+}
+_PNG_METADATA = {"Software": "evalflow"}
+_SVG_METADATA = {"Date": None, "Creator": "evalflow"}
+_FRONTIER_COLOUR = "#d62728"
+_OTHER_COLOUR = "#7f7f7f"
+_HEATMAP_ANNOTATE_MAX_CELLS = 400
+
+
+@dataclass(frozen=True)
+class PlotFiles:
+    """The two files one plot was written to."""
+
+    png: Path
+    svg: Path
+
+
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[Figure]:
+    with mpl.rc_context(_STYLE):
+        figure = Figure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(figure)
+        yield figure
+
+
+def _save(figure: Figure, out_dir: Path, stem: str) -> PlotFiles:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = PlotFiles(png=out_dir / f"{stem}.png", svg=out_dir / f"{stem}.svg")
+    with mpl.rc_context(_STYLE):
+        figure.savefig(files.png, format="png", metadata=_PNG_METADATA)
+        figure.savefig(files.svg, format="svg", metadata=_SVG_METADATA)
+    return files
+
+
+def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", where=what)
+    if frame.empty:
+        raise InputError("nothing to plot", where=what)
+
+
+def rating_forest_plot(
+    rating: pd.DataFrame,
+    out_dir: Path,
+    *,
+    method: str = "bradley_terry",
+    stem: str = "rating_forest",
+    title: str | None = None,
+) -> PlotFiles:
+    """One row per player: rating with its CI, best at the top (the `rate()` table)."""
+    _require(rating, ("player", "method", "rating", "ci_low", "ci_high"), "rating table")
+    rows = rating[rating["method"] == method].sort_values(["rating", "player"])
+    if rows.empty:
+        raise InputError(f"no rows for method {method!r}", where="rating table")
+    y = np.arange(len(rows))
+    values = rows["rating"].to_numpy(dtype=float)
+    errors = np.vstack(
+        [values - rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy() - values]
+    )
+    with _figure(6.5, 1.2 + 0.3 * len(rows)) as figure:
+        ax = figure.add_subplot()
+        ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
+        ax.errorbar(values, y, xerr=errors, fmt="o", color="#1f77b4", capsize=3, markersize=4)
+        ax.set_yticks(y, labels=rows["player"].astype(str).tolist())
+        ax.set_xlabel(f"{method.replace('_', '-')} rating (Elo scale) with CI")
+        ax.set_title(title or "Ratings with bootstrap confidence intervals")
+        return _save(figure, out_dir, stem)
+
+
+def pareto_plot(
+    frontier: pd.DataFrame,
+    out_dir: Path,
+    *,
+    stem: str = "final_vs_cost",
+    title: str | None = None,
+) -> PlotFiles:
+    """Final against total cost (the `pareto_frontier` table), frontier highlighted.
+
+    Runs with unknown cost cannot be placed on the cost axis; they are named in a note.
+    """
+    _require(
+        frontier,
+        ("run_key", "final", "total_cost_usd", "cost_known", "on_frontier"),
+        "cost table",
+    )
+    known = frontier[frontier["cost_known"].astype(bool)]
+    on = known[known["on_frontier"].astype(bool)].sort_values("total_cost_usd")
+    off = known[~known["on_frontier"].astype(bool)]
+    unknown = frontier.loc[~frontier["cost_known"].astype(bool), "run_key"].astype(str)
+    with _figure(6.5, 4.5) as figure:
+        ax = figure.add_subplot()
+        ax.scatter(off["total_cost_usd"], off["final"], color=_OTHER_COLOUR, label="dominated")
+        ax.step(
+            on["total_cost_usd"],
+            on["final"],
+            where="post",
+            color=_FRONTIER_COLOUR,
+            linewidth=1.0,
+        )
+        ax.scatter(on["total_cost_usd"], on["final"], color=_FRONTIER_COLOUR, label="frontier")
+        for row in known.itertuples(index=False):
+            ax.annotate(
+                str(row.run_key),
+                (row.total_cost_usd, row.final),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+            )
+        ax.set_xlabel("total cost (USD): framework + judge")
+        ax.set_ylabel("Final")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(loc="lower right")
+        ax.set_title(title or "Final vs cost (Pareto frontier)")
+        if len(unknown):
+            ax.text(
+                0.01,
+                0.99,
+                "cost unknown (not placed): " + ", ".join(unknown),
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+            )
+        return _save(figure, out_dir, stem)
+
+
+def story_heatmap(
+    story_scores: pd.DataFrame,
+    out_dir: Path,
+    *,
+    stem: str = "story_heatmap",
+    title: str | None = None,
+) -> PlotFiles:
+    """Runs × stories of story scores (0–1); a story a run lacks is left blank.
+
+    Pass the roll-up's reported `story_score` (already rounded half up): the cell labels
+    print it with two decimals and must not re-round a float.
+    """
+    _require(story_scores, ("run_key", "story_id", "story_score"), "story table")
+    grid = story_scores.pivot_table(
+        index="run_key", columns="story_id", values="story_score", aggfunc="first", sort=True
+    )
+    values = grid.to_numpy(dtype=float)
+    n_runs, n_stories = values.shape
+    with _figure(1.8 + 0.6 * n_stories, 1.2 + 0.35 * n_runs) as figure:
+        ax = figure.add_subplot()
+        image = ax.imshow(
+            np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
+        )
+        ax.set_xticks(
+            np.arange(n_stories), labels=grid.columns.astype(str).tolist(), rotation=45, ha="right"
+        )
+        ax.set_yticks(np.arange(n_runs), labels=grid.index.astype(str).tolist())
+        if values.size <= _HEATMAP_ANNOTATE_MAX_CELLS:
+            for (i, j), value in np.ndenumerate(values):
+                if not np.isnan(value):
+                    ax.text(
+                        j,
+                        i,
+                        f"{value:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if value < 0.5 else "black",
+                    )
+        figure.colorbar(image, ax=ax, label="story score")
+        ax.set_title(title or "Story scores per run")
+        return _save(figure, out_dir, stem)
