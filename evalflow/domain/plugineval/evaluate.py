@@ -1,0 +1,234 @@
+"""One skill end to end: parse → static → (judge) → (Monte Carlo) → blend → composite → Elo.
+
+Depth decides which layers are *requested* (quick: static; standard: + judge; deep: + Monte
+Carlo and Elo); what enters the score is what the layers really produced. A requested
+judge layer with no judge configured is reported unmeasured with its reason, never
+invented. Deep uses the offline router (`router.py`) unless another Monte Carlo backend
+factory is given; its results stay labelled simulated.
+
+File-system questions are injected (`resolve` says which link targets exist, `judge_input`
+reads references for the judge), so this module does no I/O. The judge, Monte Carlo and
+Elo modules (numpy, pydantic, scipy) are imported only when their layer runs, which keeps
+the quick path light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from evalflow.domain.plugineval.composite import (
+    LAYERS_FOR_DEPTH,
+    Composite,
+    DimensionScore,
+    badge,
+    blend_dimensions,
+    composite_score,
+    confidence_label,
+)
+from evalflow.domain.plugineval.model import Finding, SkillFiles
+from evalflow.domain.plugineval.parser import ParsedSkill, parse_skill
+from evalflow.domain.plugineval.static import StaticResult, analyze_static
+
+if TYPE_CHECKING:
+    from evalflow.domain.plugineval.corpus import CorpusIndex
+    from evalflow.domain.plugineval.elo import EloResult
+    from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeLayerResult, PluginJudge
+    from evalflow.domain.plugineval.montecarlo import McBackend, McPrompt, McResult
+
+JUDGE_PROMPTS = 10
+
+McFactory = Callable[
+    [ParsedSkill, StaticResult, Sequence[tuple[str, str]], int, int],
+    "tuple[McBackend, list[McPrompt]]",
+]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How deep to go and with what; `corpus` enables Elo at deep depth."""
+
+    depth: str = "quick"
+    judges: Sequence[PluginJudge] = ()
+    runs: int = 50
+    seed: int = 0
+    corpus: CorpusIndex | None = None
+    negatives: Sequence[tuple[str, str]] = ()
+    mc_factory: McFactory | None = None
+
+
+@dataclass(frozen=True)
+class SkillEvaluation:
+    """Everything measured for one skill; `report.py` renders it."""
+
+    parsed: ParsedSkill
+    sha256: str
+    depth: str
+    static: StaticResult
+    judge: JudgeLayerResult | None
+    monte_carlo: McResult | None
+    elo: EloResult | None
+    dimensions: dict[str, DimensionScore]
+    composite: Composite
+    badge: str
+    confidence: str
+    durations_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        extra: list[Finding] = list(self.static.notes)
+        if self.judge is not None:
+            extra.extend(self.judge.findings)
+        if self.monte_carlo is not None:
+            extra.extend(self.monte_carlo.findings)
+        return self.parsed.findings + tuple(extra)
+
+
+def router_factory(
+    skill: ParsedSkill,
+    static: StaticResult,
+    negatives: Sequence[tuple[str, str]],
+    runs: int,
+    seed: int,
+) -> tuple[McBackend, list[McPrompt]]:
+    """The default (simulated) Monte Carlo backend: the offline TF-IDF router."""
+    from evalflow.domain.plugineval.router import build_router_backend
+
+    base = (
+        static.sub_scores["structural_completeness"] + static.sub_scores["orchestration_wiring"]
+    ) / 2.0
+    return build_router_backend(
+        skill.name or skill.dir_name,
+        skill.description,
+        skill.text,
+        base,
+        negatives,
+        runs=runs,
+        seed=seed,
+        headings=skill.headings,
+    )
+
+
+def _default_judge_input(skill: ParsedSkill, seed: int) -> JudgeInput:
+    from evalflow.domain.plugineval.judge_layer import JudgeInput
+    from evalflow.domain.plugineval.router import (
+        DISTRACTORS,
+        CatalogueEntry,
+        generate_prompts,
+    )
+
+    target = CatalogueEntry("candidate", skill.name or skill.dir_name, skill.description)
+    others = [CatalogueEntry(n, n, d) for n, d in DISTRACTORS]
+    prompts = generate_prompts(target, others, JUDGE_PROMPTS, seed=seed)
+    return JudgeInput(
+        name=target.name,
+        description=skill.description,
+        skill_md=skill.text,
+        prompts=tuple(p.text for p in prompts),
+    )
+
+
+def evaluate_skill(
+    files: SkillFiles,
+    resolve: Callable[[ParsedSkill], frozenset[str]],
+    options: EvalOptions,
+    *,
+    judge_input: Callable[[ParsedSkill, JudgeInput], JudgeInput] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> SkillEvaluation:
+    """Run the layers `options.depth` requests on one skill and combine them."""
+    if options.depth not in LAYERS_FOR_DEPTH:
+        raise ValueError(f"unknown depth {options.depth!r}")
+    requested = LAYERS_FOR_DEPTH[options.depth]
+    durations: dict[str, float] = {}
+
+    t0 = clock()
+    parsed = parse_skill(files)
+    static = analyze_static(parsed, resolve(parsed))
+    durations["static"] = (clock() - t0) * 1000.0
+    sha = hashlib.sha256(files.skill_md).hexdigest()
+
+    layer_scores: dict[str, dict[str, float]] = {"static": static.dimensions}
+    layer_cis: dict[str, dict[str, tuple[float, float]]] = {}
+    with_data = ["static"]
+    simulated: list[str] = []
+
+    judge = None
+    if "judge" in requested:
+        from evalflow.domain.plugineval.judge_layer import (
+            aggregate_judges,
+            run_judges,
+        )
+
+        t0 = clock()
+        if options.judges:
+            base_input = _default_judge_input(parsed, options.seed)
+            judge_in = judge_input(parsed, base_input) if judge_input else base_input
+            judge = run_judges(options.judges, judge_in, seed=options.seed)
+        else:
+            judge = aggregate_judges([], requested=0)
+        durations["judge"] = (clock() - t0) * 1000.0
+        if judge.measured:
+            layer_scores["judge"] = judge.dimensions
+            layer_cis["judge"] = judge.cis
+            with_data.append("judge")
+
+    negatives = list(options.negatives)
+    if options.corpus is not None:
+        negatives += options.corpus.negatives(exclude_sha256=sha)
+
+    mc = None
+    if "monte_carlo" in requested:
+        from evalflow.domain.plugineval.montecarlo import run_monte_carlo
+
+        t0 = clock()
+        factory = options.mc_factory or router_factory
+        backend, prompts = factory(parsed, static, negatives, options.runs, options.seed)
+        mc = run_monte_carlo(backend, prompts, runs=options.runs, seed=options.seed)
+        durations["monte_carlo"] = (clock() - t0) * 1000.0
+        if mc.measured:
+            layer_scores["monte_carlo"] = mc.dimensions
+            layer_cis["monte_carlo"] = mc.cis
+            with_data.append("monte_carlo")
+            if mc.simulated:
+                simulated.append("monte_carlo")
+
+    dims = blend_dimensions(layer_scores, layer_cis)
+    comp = composite_score({d: s.score for d, s in dims.items()}, static.penalty)
+
+    elo = None
+    if options.depth == "deep":
+        from evalflow.domain.plugineval.elo import EloResult, skill_elo
+
+        t0 = clock()
+        if options.corpus is None:
+            elo = EloResult(
+                False,
+                "no corpus: pass --corpus-dir DIR built by `evalflow plugin init PLUGINS_DIR`",
+            )
+        else:
+            elo = skill_elo(
+                {d: s.score for d, s in dims.items()},
+                options.corpus.scores_by_path(exclude_sha256=sha),
+                seed=options.seed,
+            )
+        durations["elo"] = (clock() - t0) * 1000.0
+
+    rating = elo.rating if elo is not None and elo.computed else None
+    return SkillEvaluation(
+        parsed=parsed,
+        sha256=sha,
+        depth=options.depth,
+        static=static,
+        judge=judge,
+        monte_carlo=mc,
+        elo=elo,
+        dimensions=dims,
+        composite=comp,
+        badge=badge(comp.score, rating),
+        confidence=confidence_label(with_data, simulated),
+        durations_ms=durations,
+    )

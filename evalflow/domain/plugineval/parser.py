@@ -1,0 +1,456 @@
+"""Parse an already-read SKILL.md into the facts the static layer scores (PLUGINEVAL.md §Parsing).
+
+Owns decoding (BOM, UTF-16, CRLF, invalid UTF-8), the YAML frontmatter split, the fenced-code
+scan and link extraction. Deliberate fixes applied here:
+
+* fix 1 — code blocks are counted once per block (opening fence), not per fence line;
+* fix 2 — headings, links and cross-references inside fenced or inline code are ignored;
+  link targets lose their `#anchor` / `?query`, are URL-decoded and normalised, so
+  `references/x.md#part` and nested `references/a/b.md` resolve; reference files nothing
+  mentions are reported as notes;
+* fix 3 — a BOM, CRLF, non-mapping or invalid frontmatter, an empty `description:` and
+  binary files never raise: they are parsed, defaulted, or reported as a `Finding`.
+
+Whether a link target exists is not decided here (that needs the file system): each link
+becomes a `LinkCheck` with candidate paths, and the I/O adapter answers which exist.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import unquote
+
+import yaml
+
+from evalflow.domain.plugineval.model import FileEntry, Finding, SkillFiles
+
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# PLUGINEVAL.md's patterns, written without their leading `\b` / `(?<![\w-])`: Python's re
+# only uses its fast literal-prefix scan when a pattern starts with a literal, and these run
+# over whole files. `bounded_matches` re-applies the left boundary, with identical results.
+MNA_RE = re.compile(r"(?:MUST|NEVER|ALWAYS)\b")  # \b(MUST|NEVER|ALWAYS)\b
+CROSS_REF_RE = re.compile(r"(?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+)*")
+_FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
+_INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_LINK_RE = re.compile(
+    r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+)
+_REF_DEF_RE = re.compile(r"^[ ]{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", re.MULTILINE)
+# (?<![\w/.-])(?:\./)?references/… — left boundary applied by `bounded_matches`
+_REFERENCE_MENTION_RE = re.compile(r"(?:\./)?references/[^\s)\]>\"'`,;]+")
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_TABLE_RE = re.compile(r"\|.*\|.*\|")
+_HEADING_RE = re.compile(r"^#{1,3} +(.+?)#*\s*$")
+_EXAMPLES_MARKERS = ("## example", "### example", "## usage")
+_TROUBLESHOOTING_MARKERS = ("## troubleshoot", "## common issue", "## faq")
+
+LinkKind = Literal["reference", "local", "cross_skill"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkCheck:
+    """A link or cross-reference whose target must exist.
+
+    `candidates` are posix paths relative to the skill directory; the target resolves when
+    any candidate exists. `kind` decides the consequence of a dead target: `reference` →
+    ORPHAN_REFERENCE, `cross_skill` → DEAD_CROSS_REF, `local` → a note.
+    """
+
+    kind: LinkKind
+    target: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSkill:
+    """The parsed facts of one skill; every count follows PLUGINEVAL.md's definitions."""
+
+    location: str
+    dir_name: str
+    plugin: str | None
+    name: str
+    description: str
+    text: str
+    text_lower: str
+    line_count: int
+    h2_count: int
+    h3_count: int
+    headings: tuple[str, ...]
+    code_block_count: int
+    code_languages: tuple[str, ...]
+    has_examples: bool
+    has_troubleshooting: bool
+    has_table: bool
+    mna_count: int
+    cross_references: tuple[str, ...]
+    link_checks: tuple[LinkCheck, ...]
+    mentioned_references: frozenset[str]
+    body_line_total: int
+    body_line_unique: int
+    reference_files: tuple[FileEntry, ...]
+    asset_files: tuple[FileEntry, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def nonempty_reference_files(self) -> tuple[FileEntry, ...]:
+        return tuple(f for f in self.reference_files if f.size > 0)
+
+    @property
+    def unlinked_reference_files(self) -> tuple[FileEntry, ...]:
+        """Reference files no link or prose mention (outside code) points at."""
+        mentioned = self.mentioned_references
+        return tuple(
+            f
+            for f in self.reference_files
+            if f.relpath not in mentioned
+            and not any(f.relpath.startswith(m.rstrip("/") + "/") for m in mentioned)
+        )
+
+
+def bounded_matches(
+    pattern: re.Pattern[str], text: str, also_reject: str = ""
+) -> Iterator[re.Match[str]]:
+    r"""Non-overlapping matches of `pattern` not preceded by a word character (nor by any
+    character in `also_reject`): `findall` of `\b<pattern>` / `(?<![\w…])<pattern>`."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        i = m.start()
+        if i and (text[i - 1].isalnum() or text[i - 1] == "_" or text[i - 1] in also_reject):
+            pos = i + 1
+            continue
+        yield m
+        pos = m.end()
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor shows them: a trailing newline does not open an extra line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def decode_skill_md(raw: bytes, where: str) -> tuple[str, list[Finding]]:
+    """Bytes → text with LF newlines; every repair is recorded, nothing raises."""
+    findings: list[Finding] = []
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = raw.decode("utf-16", errors="replace")
+        findings.append(
+            Finding("SKILL_MD_UTF16", "note", "SKILL.md is UTF-16; decoded it as such", where)
+        )
+    else:
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+            findings.append(Finding("BOM_STRIPPED", "note", "removed a UTF-8 BOM", where))
+        if b"\x00" in raw:
+            findings.append(
+                Finding(
+                    "SKILL_MD_BINARY",
+                    "warning",
+                    "SKILL.md contains NUL bytes (binary content); scored the decodable text",
+                    where,
+                )
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            findings.append(
+                Finding(
+                    "SKILL_MD_NOT_UTF8",
+                    "warning",
+                    f"SKILL.md is not valid UTF-8 (first bad byte at offset {exc.start}); "
+                    "undecodable bytes replaced",
+                    where,
+                )
+            )
+    text = text.removeprefix("\ufeff")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        findings.append(Finding("CRLF_NORMALISED", "note", "CRLF line endings read as LF", where))
+    return text, findings
+
+
+def _lenient_mapping(yaml_text: str) -> dict[str, str]:
+    """Top-level `key: value` pairs, for frontmatter YAML rejects (e.g. an unquoted colon)."""
+    out: dict[str, str] = {}
+    for line in yaml_text.split("\n"):
+        if not line or line[0] in " \t#-":
+            continue
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out[key.strip()] = value.strip().strip("\"'")
+    return out
+
+
+def split_frontmatter(text: str, where: str) -> tuple[dict[str, Any], list[str], list[Finding]]:
+    """YAML between a leading `---` line and the next `---` line; returns (mapping, body lines)."""
+    lines = text.split("\n")
+    findings: list[Finding] = []
+    if not lines or lines[0].rstrip() != "---":
+        findings.append(
+            Finding(
+                "FRONTMATTER_MISSING",
+                "warning",
+                "no YAML frontmatter: name defaults to the directory name, description to ''",
+                where,
+            )
+        )
+        return {}, lines, findings
+    end = next((j for j in range(1, len(lines)) if lines[j].rstrip() in ("---", "...")), None)
+    if end is None:
+        findings.append(
+            Finding(
+                "FRONTMATTER_UNCLOSED",
+                "warning",
+                "frontmatter opened with '---' but never closed; read the file as body only",
+                where,
+            )
+        )
+        return {}, lines, findings
+    yaml_text = "\n".join(lines[1:end])
+    body = lines[end + 1 :]
+    try:
+        loaded = yaml.load(yaml_text, Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        findings.append(
+            Finding(
+                "FRONTMATTER_INVALID_YAML",
+                "warning",
+                f"frontmatter is not valid YAML{at}; read top-level 'key: value' lines leniently",
+                where,
+            )
+        )
+        return _lenient_mapping(yaml_text), body, findings
+    if loaded is None:
+        return {}, body, findings
+    if not isinstance(loaded, dict):
+        findings.append(
+            Finding(
+                "FRONTMATTER_NOT_MAPPING",
+                "warning",
+                f"frontmatter is a YAML {type(loaded).__name__}, not a mapping; "
+                "name defaults to the directory name, description to ''",
+                where,
+            )
+        )
+        return {}, body, findings
+    return {str(k): v for k, v in loaded.items()}, body, findings
+
+
+def _field_text(value: Any, field: str, where: str, findings: list[Finding]) -> str:
+    """Coerce a frontmatter field to text; anything odd is reported, never raised."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple) and all(
+        not isinstance(v, dict | list | tuple) for v in value
+    ):
+        findings.append(
+            Finding(
+                "FRONTMATTER_FIELD_TYPE",
+                "warning",
+                f"'{field}' is a list; joined its items with spaces",
+                where,
+            )
+        )
+        return " ".join(str(v) for v in value)
+    if isinstance(value, dict | list | tuple):
+        findings.append(
+            Finding(
+                "FRONTMATTER_FIELD_TYPE",
+                "warning",
+                f"'{field}' is a YAML {type(value).__name__}; treated as empty",
+                where,
+            )
+        )
+        return ""
+    findings.append(
+        Finding(
+            "FRONTMATTER_FIELD_TYPE",
+            "note",
+            f"'{field}' is a YAML {type(value).__name__}; read it as text",
+            where,
+        )
+    )
+    return str(value)
+
+
+def normalise_link_target(raw: str) -> str | None:
+    """A relative file target without anchor/query, URL-decoded and normalised; else None."""
+    target = raw.strip()
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1].strip()
+    if not target or target.startswith(("#", "/")) or _SCHEME_RE.match(target):
+        return None
+    target = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if not target:
+        return None
+    return posixpath.normpath(target)
+
+
+def _link_kind(norm: str) -> LinkKind:
+    if norm == "references" or norm.startswith("references/"):
+        return "reference"
+    if norm == ".." or norm.startswith("../"):
+        return "cross_skill"
+    return "local"
+
+
+def _scan_body(
+    body_lines: list[str], where: str
+) -> tuple[list[str], int, list[str], Finding | None]:
+    """Split body lines into prose (outside fenced code) and count blocks once each (fix 1)."""
+    prose: list[str] = []
+    languages: list[str] = []
+    blocks = 0
+    open_fence = ""
+    for line in body_lines:
+        m = _FENCE_RE.match(line)
+        if open_fence:
+            if (
+                m is not None
+                and m.group(1)[0] == open_fence[0]
+                and len(m.group(1)) >= len(open_fence)
+                and not m.group(2).strip()
+            ):
+                open_fence = ""
+            continue
+        if m is not None:
+            fence, info = m.group(1), m.group(2).strip()
+            # CommonMark: a backtick fence's info string cannot contain a backtick.
+            if not (fence[0] == "`" and "`" in info):
+                open_fence = fence
+                blocks += 1
+                if info:
+                    lang = info.split()[0].strip("{}.").lower()
+                    if lang:
+                        languages.append(lang)
+                continue
+        prose.append(line)
+    unclosed = None
+    if open_fence:
+        unclosed = Finding(
+            "UNCLOSED_CODE_FENCE",
+            "warning",
+            f"a '{open_fence}' code fence is never closed; everything after it is code",
+            where,
+        )
+    return prose, blocks, languages, unclosed
+
+
+def parse_skill(files: SkillFiles) -> ParsedSkill:
+    """Parse SKILL.md bytes plus the references/assets listing into `ParsedSkill`."""
+    where = files.location
+    text, findings = decode_skill_md(files.skill_md, where)
+    findings[:0] = files.io_findings
+    frontmatter, body_lines, fm_findings = split_frontmatter(text, where)
+    findings.extend(fm_findings)
+
+    if "name" in frontmatter:
+        name = _field_text(frontmatter["name"], "name", where, findings).strip()
+        if not name:
+            findings.append(
+                Finding("FRONTMATTER_EMPTY_NAME", "note", "'name' is present but empty", where)
+            )
+    else:
+        name = files.dir_name
+    description = _field_text(frontmatter.get("description"), "description", where, findings)
+
+    prose_lines, blocks, languages, unclosed = _scan_body(body_lines, where)
+    if unclosed is not None:
+        findings.append(unclosed)
+    h2 = sum(1 for ln in prose_lines if ln.startswith("## "))
+    h3 = sum(1 for ln in prose_lines if ln.startswith("### "))
+    headings = tuple(
+        m.group(1).strip() for ln in prose_lines if (m := _HEADING_RE.match(ln)) is not None
+    )
+    prose = _INLINE_CODE_RE.sub(" ", "\n".join(prose_lines))
+    prose_lower = prose.lower()
+
+    checks: dict[tuple[str, str], LinkCheck] = {}
+    mentioned: set[str] = set()
+    raw_targets = [m.group(1) for m in _LINK_RE.finditer(prose)]
+    raw_targets += [m.group(1) for m in _REF_DEF_RE.finditer(prose)]
+    for raw in raw_targets:
+        norm = normalise_link_target(raw)
+        if norm is None:
+            continue
+        kind = _link_kind(norm)
+        if kind == "reference":
+            mentioned.add(norm)
+        checks.setdefault((kind, norm), LinkCheck(kind, norm, (norm,)))
+    for m in bounded_matches(_REFERENCE_MENTION_RE, prose, "/.-"):
+        norm = normalise_link_target(m.group(0).rstrip(".:"))
+        if norm is not None:
+            mentioned.add(norm)
+
+    cross_refs: list[str] = []
+    for ref in (m.group(0) for m in bounded_matches(CROSS_REF_RE, prose, "-")):
+        prefix, _, rest = ref.partition("/")
+        if prefix in ("skill", "skills"):
+            cross_refs.append(rest)
+            candidates: tuple[str, ...] = (f"../{rest}",)
+        else:
+            cross_refs.append(ref)
+            candidates = (f"../{ref}", ref)
+        checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
+
+    stripped_body = [s for s in (ln.strip() for ln in body_lines) if s]
+    reference_files = files.reference_files
+    for f in reference_files:
+        if f.binary:
+            findings.append(
+                Finding(
+                    "REFERENCE_BINARY",
+                    "warning",
+                    f"{f.relpath} is binary: a model reading references/ cannot use it as text "
+                    "(still counted as a reference file)",
+                    where,
+                )
+            )
+        elif f.size == 0:
+            findings.append(
+                Finding(
+                    "REFERENCE_EMPTY",
+                    "note",
+                    f"{f.relpath} is empty and earns no references/ bonus",
+                    where,
+                )
+            )
+
+    return ParsedSkill(
+        location=where,
+        dir_name=files.dir_name,
+        plugin=files.plugin,
+        name=name,
+        description=description,
+        text=text,
+        text_lower=text.lower(),
+        line_count=count_lines(text),
+        h2_count=h2,
+        h3_count=h3,
+        headings=headings,
+        code_block_count=blocks,
+        code_languages=tuple(languages),
+        has_examples=any(k in prose_lower for k in _EXAMPLES_MARKERS),
+        has_troubleshooting=any(k in prose_lower for k in _TROUBLESHOOTING_MARKERS),
+        has_table=_TABLE_RE.search(prose) is not None,
+        mna_count=sum(1 for _ in bounded_matches(MNA_RE, text)),
+        cross_references=tuple(cross_refs),
+        link_checks=tuple(checks.values()),
+        mentioned_references=frozenset(mentioned),
+        body_line_total=len(stripped_body),
+        body_line_unique=len(set(stripped_body)),
+        reference_files=reference_files,
+        asset_files=files.asset_files,
+        findings=tuple(findings),
+    )

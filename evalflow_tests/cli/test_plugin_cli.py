@@ -1,0 +1,161 @@
+"""`evalflow plugin`: exit codes 0/1/2/3, JSON shape, batch, certify, compare, init."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalflow.cli import plugin as plugin_cli
+from evalflow.cli.plugin import plugin
+from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeReport, PromptPrediction
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "skills"
+GOOD = DEMO / "speckit" / "spec-writer"
+POOR = DEMO / "bmad" / "story-writer"
+
+
+def invoke(*args: str, obj: dict | None = None):
+    return CliRunner().invoke(plugin, [str(a) for a in args], obj=obj)
+
+
+def test_score_quick_json_exit_0() -> None:
+    res = invoke("score", GOOD, "--depth", "quick", "--output", "json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["composite"]["score"] == 88.73
+    assert out["composite"]["elo"] is None
+    assert out["layers"][0]["name"] == "static"
+    assert out["dimensions"]["output_quality"]["score"] is None
+
+
+@pytest.mark.parametrize(("threshold", "code"), [("88.73", 0), ("88.74", 1), ("70", 0)])
+def test_threshold_exit_codes(threshold: str, code: int) -> None:
+    res = invoke("score", GOOD, "--depth", "quick", "--threshold", threshold, "--json")
+    assert res.exit_code == code
+
+
+def test_batch_threshold_exit_1_lists_the_failures() -> None:
+    res = invoke("score", DEMO, "--depth", "quick", "--threshold", "70", "--json")
+    assert res.exit_code == 1
+    out = json.loads(res.stdout)
+    assert out["summary"]["count"] == 4
+    assert [Path(p).name for p in out["summary"]["below_threshold"]] == [
+        "story-writer",
+        "task-breakdown",
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("score", "/no/such/skill"),
+        ("score", GOOD, "--depth", "extreme"),
+        ("score", GOOD / "references" / "spec-template.md"),
+        ("score", GOOD, "--runs", "0"),
+        ("score", GOOD, "--depth", "deep", "--corpus-dir", "/no/such/corpus"),
+        ("compare", GOOD, DEMO),
+        ("init", "/no/such/plugins", "--corpus-dir", "/tmp/x"),
+    ],
+)
+def test_input_errors_exit_2(args: tuple) -> None:
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+
+
+def test_internal_failure_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*_a, **_k):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(plugin_cli, "evaluate_path", boom)
+    monkeypatch.delenv("EVALFLOW_DEBUG", raising=False)
+    res = invoke("score", GOOD, "--depth", "quick")
+    assert res.exit_code == 3
+    assert "internal error: RuntimeError: kaboom" in res.stderr
+
+
+def test_standard_without_judge_is_unmeasured_not_invented() -> None:
+    res = invoke("score", GOOD, "--json")  # default depth: standard
+    out = json.loads(res.stdout)
+    judge = out["layers"][1]
+    assert (judge["name"], judge["measured"], judge["judges"], judge["kappa"]) == (
+        "judge",
+        False,
+        0,
+        None,
+    )
+    assert judge["reason"] == "no LLM judge configured"
+    assert out["confidence"] == "estimated"
+
+
+class PerfectJudge:
+    name = "perfect"
+
+    def judge(self, skill: JudgeInput) -> JudgeReport:
+        return JudgeReport(
+            judge=self.name,
+            predictions=[
+                PromptPrediction(prompt=p, should_trigger=True, would_trigger=True)
+                for p in skill.prompts
+            ],
+            orchestration_fitness=0.9,
+            output_quality=0.9,
+            scope_calibration=0.9,
+        )
+
+
+def test_judges_plug_in_through_the_context_object() -> None:
+    res = invoke("score", GOOD, "--json", obj={"plugin_judges": [PerfectJudge()]})
+    out = json.loads(res.stdout)
+    assert out["layers"][1]["measured"] is True
+    assert out["confidence"] == "assessed"
+    assert out["dimensions"]["scope_calibration"]["score"] == 0.9
+
+
+def test_init_then_certify_with_elo(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    res = invoke("init", DEMO, "--corpus-dir", corpus)
+    assert res.exit_code == 0, res.output
+    assert "indexed 4 skill(s)" in res.stdout
+    res = invoke("certify", GOOD, "--corpus-dir", corpus, "--runs", "20", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["certify"] is True
+    assert out["depth"] == "deep"
+    assert out["elo"]["computed"] is True
+    assert out["elo"]["opponents"] == 3  # itself excluded by content hash
+    assert out["elo"]["order_disagreements"] == 0
+    assert out["composite"]["elo"] == out["elo"]["rating"]
+    assert out["layers"][2]["simulated"] is True
+    assert out["composite"]["badge_basis"] == "composite and Elo"
+
+
+def test_certify_markdown_marks_simulation_and_missing_elo() -> None:
+    res = invoke("certify", POOR, "--runs", "10")
+    assert res.exit_code == 0
+    assert "monte_carlo (simulated)" in res.stdout
+    assert "Elo not computed" in res.stdout
+
+
+def test_compare_table_and_json() -> None:
+    res = invoke("compare", POOR, GOOD)
+    assert res.exit_code == 0
+    assert "| triggering_accuracy | 0.25 |" in res.stdout
+    res = invoke("compare", POOR, GOOD, "--output", "json")
+    out = json.loads(res.stdout)
+    assert out["composite"]["delta"] == pytest.approx(88.73 - 23.81)
+
+
+def test_json_output_is_deterministic_apart_from_durations() -> None:
+    def strip(text: str) -> dict:
+        data = json.loads(text)
+        for layer in data["layers"]:
+            layer.pop("duration_ms")
+        return data
+
+    a = invoke("score", GOOD, "--depth", "deep", "--runs", "10", "--json").stdout
+    b = invoke("score", GOOD, "--depth", "deep", "--runs", "10", "--json").stdout
+    assert strip(a) == strip(b)

@@ -1,0 +1,139 @@
+"""One skill end to end at each depth, with a test-only judge and no file system."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalflow.domain.plugineval.composite import badge
+from evalflow.domain.plugineval.corpus import build_index, make_entry
+from evalflow.domain.plugineval.evaluate import EvalOptions, evaluate_skill
+from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeReport, PromptPrediction
+from evalflow.domain.plugineval.montecarlo import Invocation, McPrompt
+from evalflow_tests.domain.plugineval.skillfactory import files, skill_text
+
+TEXT = skill_text(
+    "## Input\nA feature request.\n\n## Output format\nReturns spec.md.\n\n"
+    "## Write requirements\nNumber them.\n\n```markdown\n- FR-1\n```\n",
+    name="spec-writer",
+    description="Use when writing a feature specification, when drafting acceptance criteria.",
+)
+
+
+def no_links(_parsed) -> frozenset[str]:
+    return frozenset()
+
+
+def tick():
+    t = iter(range(1000))
+    return lambda: float(next(t))
+
+
+class FixedJudge:
+    name = "fixed"
+
+    def __init__(self) -> None:
+        self.seen: list[JudgeInput] = []
+
+    def judge(self, skill: JudgeInput) -> JudgeReport:
+        self.seen.append(skill)
+        return JudgeReport(
+            judge=self.name,
+            predictions=[
+                PromptPrediction(prompt=p, should_trigger=i < 5, would_trigger=i < 5)
+                for i, p in enumerate(skill.prompts)
+            ],
+            orchestration_fitness=0.5,
+            output_quality=0.6,
+            scope_calibration=0.7,
+        )
+
+
+def run(depth: str, **kw):
+    return evaluate_skill(files(TEXT), no_links, EvalOptions(depth=depth, **kw), clock=tick())
+
+
+def test_quick_is_static_only() -> None:
+    ev = run("quick")
+    assert ev.judge is None
+    assert ev.monte_carlo is None
+    assert ev.elo is None
+    assert ev.confidence == "estimated"
+    assert ev.composite.measured_weight == pytest.approx(0.66)
+    assert ev.durations_ms == {"static": 1000.0}  # injected clock: one tick = 1 s
+
+
+def test_standard_without_judge_reports_it_unmeasured_and_keeps_the_quick_score() -> None:
+    quick, standard = run("quick"), run("standard")
+    assert standard.judge is not None
+    assert not standard.judge.measured
+    assert standard.judge.reason == "no LLM judge configured"
+    assert standard.composite == quick.composite
+    assert standard.confidence == "estimated"
+
+
+def test_standard_with_a_judge_blends_and_is_assessed() -> None:
+    judge = FixedJudge()
+    ev = run("standard", judges=[judge])
+    assert ev.judge.measured
+    assert ev.confidence == "assessed"
+    assert len(judge.seen[0].prompts) == 10
+    assert ev.dimensions["scope_calibration"].score == pytest.approx(0.7)
+    assert ev.dimensions["output_quality"].score == pytest.approx(0.6)
+    assert ev.composite.measured_weight == pytest.approx(0.93)
+    # a judge that triggers perfectly: F1 = 1 → blended with static (.15) and judge (.25)
+    static_t = ev.static.dimensions["triggering_accuracy"]
+    assert ev.dimensions["triggering_accuracy"].score == pytest.approx(
+        (0.15 * static_t + 0.25 * 1.0) / 0.40
+    )
+
+
+def test_deep_uses_the_simulated_router_and_does_not_raise_confidence() -> None:
+    ev = run("deep", runs=20)
+    assert ev.monte_carlo.simulated
+    assert ev.monte_carlo.backend == "offline-tfidf-router"
+    assert ev.monte_carlo.runs == 20
+    assert ev.confidence == "estimated"
+    assert not ev.elo.computed
+    assert "no corpus" in ev.elo.reason
+    assert ev.dimensions["robustness"].score is not None
+    assert ev.dimensions["robustness"].ci_low is not None
+    assert run("deep", runs=20).dimensions == ev.dimensions  # deterministic
+
+
+def test_deep_with_all_errored_backend_is_unmeasured() -> None:
+    class Broken:
+        name = "broken"
+        simulated = False
+
+        def invoke(self, prompt: McPrompt, run_index: int) -> Invocation:
+            return Invocation(False, None, False, None, errored=True)
+
+    def factory(parsed, static, negatives, runs, seed):
+        return Broken(), [McPrompt("p")]
+
+    ev = run("deep", runs=5, mc_factory=factory)
+    assert not ev.monte_carlo.measured
+    assert ev.dimensions["robustness"].score is None
+    assert ev.composite == run("quick").composite
+
+
+def test_deep_with_corpus_computes_elo_and_badge_uses_it() -> None:
+    corpus = build_index(
+        [
+            make_entry(
+                name=f"c{i}",
+                path=f"c{i}",
+                description="Use when deploying containers.",
+                sha256=f"{i}" * 64,
+                dimensions={"triggering_accuracy": 0.1 * i, "token_efficiency": 0.5},
+                anti_patterns=[],
+                composite_quick=50.0,
+            )
+            for i in range(1, 4)
+        ]
+    )
+    ev = run("deep", runs=10, corpus=corpus)
+    assert ev.elo.computed
+    assert ev.elo.opponents == 3
+    assert ev.elo.disagreements == 0
+    assert ev.badge == badge(ev.composite.score, ev.elo.rating)
