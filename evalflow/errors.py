@@ -37,7 +37,7 @@ class InputError(EvalflowError):
     """Malformed or missing input (PRD, baseline, manifest, repository, fixture)."""
 
 
-class ReadOnlyViolation(EvalflowError):
+class ReadOnlyViolationError(EvalflowError):
     """The evaluated repository changed while evalflow was reading it (SPEC core rule 5)."""
 
     exit_code = EXIT_INTERNAL

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from trialist.db import connect, migrate
+from trialist.events import EventBus
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = connect(tmp_path / "trialist.db")
+    migrate(connection)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def now() -> datetime:
+    return datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def bus() -> EventBus:
+    return EventBus()

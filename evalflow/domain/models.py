@@ -1,0 +1,243 @@
+"""The boundary models of spec-driven evaluation: PRD, frozen baseline, verdicts, manifests.
+
+These are the shapes every stage exchanges (SPEC §1). They validate on construction, so a
+malformed file fails where it is read, not three stages later as a wrong number.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Priority = Literal["P0", "P1", "P2"]
+CheckKind = Literal["I", "T"]
+TestLevel = Literal["unit", "e2e", "both"]
+Status = Literal["MET", "UNMET", "UNSCORED"]
+ProbeKind = Literal["impl", "test-assert"]
+GateName = Literal["build", "lint", "unit", "e2e"]
+
+STATUSES: tuple[Status, ...] = ("MET", "UNMET", "UNSCORED")
+_KEY_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AcceptanceCriterion(Frozen):
+    id: str
+    text: str
+    line: int = Field(
+        ge=0, description="1-based line of the AC in the PRD (0 when not from a file)"
+    )
+
+
+class Story(Frozen):
+    id: str
+    title: str
+    priority: Priority
+    assumed: bool = Field(
+        default=False, description="the PRD gave no label; the priority is an assumption"
+    )
+    acs: tuple[AcceptanceCriterion, ...]
+    line: int = 0
+
+
+class OutOfScopeItem(Frozen):
+    text: str
+    line: int = 0
+
+
+class PRD(Frozen):
+    title: str
+    stories: tuple[Story, ...]
+    out_of_scope: tuple[OutOfScopeItem, ...] = ()
+    source: str = ""
+
+    def ac_ids(self) -> list[str]:
+        return [ac.id for story in self.stories for ac in story.acs]
+
+    def story_of(self) -> dict[str, Story]:
+        return {ac.id: story for story in self.stories for ac in story.acs}
+
+
+class Probe(Frozen):
+    """A pinned search that proves a check when it matches (used by the heuristic judge).
+
+    `impl`: `pattern` must match a line of production code under `path_globs`.
+    `test-assert`: `pattern` must match an assertion line of a test case that asserts.
+    """
+
+    kind: ProbeKind
+    pattern: str
+    path_globs: tuple[str, ...] = ("**",)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"probe pattern {value!r} is not a valid regex: {exc}") from exc
+        return value
+
+
+class Check(Frozen):
+    id: str
+    kind: CheckKind
+    proposition: str
+    level: TestLevel | None = Field(default=None, description="T-checks only")
+    outcome: bool = Field(default=False, description="T-check on a persisted/async outcome")
+    external_call: bool = Field(
+        default=False,
+        description="the proposition is 'calls external API X': a mock/spy is the right proof",
+    )
+    wiring: bool = Field(default=False, description="I-check on the ingress wiring of an event")
+    probes: tuple[Probe, ...] = ()
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Check:
+        if self.kind == "T" and self.level is None:
+            raise ValueError(f"T-check {self.id} needs a level (unit, e2e or both)")
+        if self.kind == "I" and (self.level is not None or self.outcome):
+            raise ValueError(f"I-check {self.id} cannot have a test level or outcome flag")
+        if self.kind == "T" and self.wiring:
+            raise ValueError(f"T-check {self.id} cannot be a wiring check")
+        wanted: ProbeKind = "impl" if self.kind == "I" else "test-assert"
+        for probe in self.probes:
+            if probe.kind != wanted:
+                raise ValueError(f"{self.kind}-check {self.id} needs '{wanted}' probes")
+        return self
+
+
+class BaselineAC(Frozen):
+    id: str
+    text: str
+    interpretation: str = Field(default="", description="frozen reading of an ambiguous AC")
+    checks: tuple[Check, ...]
+
+
+class Anchor(Frozen):
+    """A calibration anchor: a settled example the judges read before scoring."""
+
+    check_id: str
+    verdict: Literal["MET", "UNMET"]
+    example: str
+    reason: str
+
+
+class TestLevelPolicy(Frozen):
+    """How this benchmark decides a test's level; frozen with the checks because it changes
+    T verdicts. Unset fields keep evalflow's defaults (see docs/configuration.md)."""
+
+    __test__ = False  # not a pytest test class
+
+    e2e_path_globs: tuple[str, ...] | None = None
+    e2e_imports: tuple[str, ...] | None = None
+    e2e_markers: tuple[str, ...] | None = None
+    python_test_globs: tuple[str, ...] | None = None
+    js_test_globs: tuple[str, ...] | None = None
+
+
+class Baseline(Frozen):
+    benchmark: str
+    prd: str = Field(description="path of the PRD, relative to the baseline file")
+    acs: tuple[BaselineAC, ...]
+    anchors: tuple[Anchor, ...] = ()
+    test_levels: TestLevelPolicy = TestLevelPolicy()
+
+    def checks(self) -> list[tuple[BaselineAC, Check]]:
+        return [(ac, check) for ac in self.acs for check in ac.checks]
+
+
+class Evidence(Frozen):
+    path: str
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    quote: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Evidence:
+        if self.end_line < self.start_line:
+            raise ValueError(f"evidence {self.path}: end_line before start_line")
+        return self
+
+    def ref(self) -> str:
+        if self.start_line == self.end_line:
+            return f"{self.path}:{self.start_line}"
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+class Search(Frozen):
+    """One search a judge really ran: the pattern, where, and how many lines matched."""
+
+    pattern: str
+    scope: str = Field(description="'diff surface', 'repository' or a glob/file list")
+    hits: int = 0
+
+
+class Verdict(Frozen):
+    check_id: str
+    run: int = Field(ge=1, description="which of the k independent runs")
+    status: Status
+    evidence: tuple[Evidence, ...] = ()
+    searches: tuple[Search, ...] = ()
+    rationale: str = ""
+    judge_id: str
+    flags: tuple[str, ...] = Field(
+        default=(), description="e.g. 'evidence-outside-diff-surface', 'evidence-invalid'"
+    )
+
+
+class GateCommands(Frozen):
+    build: str | None = None
+    lint: str | None = None
+    unit: str | None = None
+    e2e: str | None = None
+
+
+class RunManifest(Frozen):
+    """One framework run of a benchmark: where its code is and how to judge it.
+
+    `repo` is an existing git repository; `source` is a plain source tree that evalflow's
+    deterministic builder turns into a git repository (the bundled demo). Exactly one is set.
+    Relative paths are resolved against the manifest's directory when the file is loaded.
+    """
+
+    benchmark: str
+    framework: str
+    run: str
+    baseline: str = Field(
+        default="../_ac-baseline.yaml", description="the benchmark's frozen baseline file"
+    )
+    repo: str | None = None
+    source: str | None = None
+    base: str
+    head: str
+    spec_dir: str | None = None
+    skills_dir: str | None = None
+    gates: GateCommands = GateCommands()
+    author_model: str | None = None
+    framework_cost_usd: float | None = Field(default=None, ge=0)
+    judge: str | None = None
+
+    @field_validator("benchmark", "framework", "run")
+    @classmethod
+    def _key_part(cls, value: str) -> str:
+        if not _KEY_PART.match(value):
+            raise ValueError(
+                f"{value!r} may only hold letters, digits, '-' and '_' (it is part of a run_key)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _one_location(self) -> RunManifest:
+        if (self.repo is None) == (self.source is None):
+            raise ValueError("set exactly one of 'repo' (a git repository) or 'source'")
+        return self
+
+    @property
+    def run_key(self) -> str:
+        return f"{self.benchmark}.{self.framework}.{self.run}"

@@ -1,0 +1,257 @@
+"""The roll-up from majority verdicts to AC, story and Final scores (SPEC §1 Roll-up).
+
+    AC_score    = 0.6·I + 0.4·T
+    Story_score = mean of the story's AC scores
+    Final       = Σ w_s·Story_score / Σ w_s   over stories with w_s > 0 (P0 = 3, P1 = 2, P2 = 0)
+    Adjusted    = Final × 0.5   iff at least one engineering gate is a confirmed ✗
+
+Computation is vectorised over any number of runs in float64; the *reported* values are
+rounded half up to 2 decimals from the exact rational. Every input is a count, so a float
+can only be ambiguous when it sits within 1e-9 of a rounding tie; those few values are
+recomputed exactly with `fractions.Fraction` before rounding (0.615 reports as 0.62, never
+Python's 0.61). Σw comes from `PRIORITY_WEIGHTS`, the table the report prints.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+PRIORITY_WEIGHTS: Mapping[str, int] = {"P0": 3, "P1": 2, "P2": 0}
+I_WEIGHT = Fraction(3, 5)
+T_WEIGHT = Fraction(2, 5)
+ADJUSTMENT = Fraction(1, 2)
+BANDS: tuple[tuple[float, str], ...] = (
+    (0.90, "fully meets spec"),
+    (0.75, "good (minor gaps)"),
+    (0.60, "partial (major gaps)"),
+    (0.40, "poor"),
+    (0.0, "very poor"),
+)
+_TIE_TOLERANCE = 1e-9
+
+
+def round_half_up(value: Fraction) -> float:
+    """Exact half-up rounding to 2 decimals."""
+    return math.floor(value * 100 + Fraction(1, 2)) / 100
+
+
+def band(final_rounded: float) -> str:
+    for threshold, name in BANDS:
+        if final_rounded >= threshold - 1e-12:
+            return name
+    return BANDS[-1][1]
+
+
+def report_round(values: np.ndarray, exact: Callable[[int], Fraction]) -> np.ndarray:
+    """Half-up rounding of float scores; values near a tie are settled by `exact(i)`."""
+    values = np.asarray(values, dtype=float)
+    scaled = values * 100.0 + 0.5
+    out = np.floor(scaled) / 100.0
+    near_tie = np.abs(scaled - np.round(scaled)) < _TIE_TOLERANCE
+    for i in np.flatnonzero(near_tie & ~np.isnan(values)):
+        out[i] = round_half_up(exact(int(i)))
+    return out
+
+
+def ac_exact(i_met: int, i_total: int, t_met: int, t_total: int) -> Fraction:
+    return I_WEIGHT * Fraction(i_met, i_total) + T_WEIGHT * Fraction(t_met, t_total)
+
+
+@dataclass(frozen=True)
+class RollupTables:
+    ac: pd.DataFrame
+    story: pd.DataFrame
+    final: pd.DataFrame
+
+
+def _ac_counts(
+    votes: pd.DataFrame, checks: pd.DataFrame, met_statuses: tuple[str, ...]
+) -> pd.DataFrame:
+    joined = votes[["run_key", "check_id", "majority"]].merge(
+        checks[["check_id", "ac_id", "kind"]], on="check_id", how="inner", validate="many_to_one"
+    )
+    joined["met"] = joined["majority"].isin(met_statuses).astype("int64")
+    grouped = joined.groupby(["run_key", "ac_id", "kind"], sort=True)["met"].agg(["sum", "count"])
+    wide = grouped.unstack("kind", fill_value=0)
+    frame = pd.DataFrame(
+        {
+            name: wide[(stat, kind)] if (stat, kind) in wide.columns else 0
+            for name, stat, kind in (
+                ("i_met", "sum", "I"),
+                ("i_total", "count", "I"),
+                ("t_met", "sum", "T"),
+                ("t_total", "count", "T"),
+            )
+        },
+        index=wide.index,
+    ).reset_index()
+    return frame.astype({c: "int64" for c in ("i_met", "i_total", "t_met", "t_total")})
+
+
+def _scores(
+    counts: pd.DataFrame, stories: pd.DataFrame, weights: Mapping[str, int]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    ac = counts.merge(stories, on="ac_id", how="left", validate="many_to_one")
+    ac["weight"] = ac["priority"].map(weights).astype("int64")
+    ac["i_score"] = ac["i_met"] / ac["i_total"]
+    ac["t_score"] = ac["t_met"] / ac["t_total"]
+    ac["ac_score_value"] = float(I_WEIGHT) * ac["i_score"] + float(T_WEIGHT) * ac["t_score"]
+    story = (
+        ac.groupby(["run_key", "story_id"], sort=True)
+        .agg(
+            priority=("priority", "first"),
+            assumed=("assumed", "first"),
+            weight=("weight", "first"),
+            n_acs=("ac_id", "size"),
+            story_score_value=("ac_score_value", "mean"),
+        )
+        .reset_index()
+    )
+    scored = story[story["weight"] > 0]
+    weighted = scored["weight"] * scored["story_score_value"]
+    final = (
+        pd.DataFrame({"run_key": scored["run_key"], "wx": weighted, "w": scored["weight"]})
+        .groupby("run_key", sort=True)
+        .sum()
+    )
+    final = pd.DataFrame(
+        {
+            "run_key": final.index,
+            "sum_w": final["w"].astype("int64").to_numpy(),
+            "final_value": (final["wx"] / final["w"]).to_numpy(),
+        }
+    )
+    return ac, story, final
+
+
+def _exact_tables(ac: pd.DataFrame) -> tuple[dict, dict]:
+    """Exact story and final scores as Fractions, keyed like the frames (used near ties)."""
+    story_exact: dict[tuple[str, str], Fraction] = {}
+    grouped: dict[tuple[str, str], list[Fraction]] = {}
+    weights: dict[tuple[str, str], int] = {}
+    for row in ac.itertuples(index=False):
+        key = (row.run_key, row.story_id)
+        grouped.setdefault(key, []).append(ac_exact(row.i_met, row.i_total, row.t_met, row.t_total))
+        weights[key] = row.weight
+    for key, values in grouped.items():
+        story_exact[key] = sum(values, Fraction(0)) / len(values)
+    final_exact: dict[str, Fraction] = {}
+    totals: dict[str, tuple[Fraction, int]] = {}
+    for (run_key, _), value in story_exact.items():
+        w = weights[(run_key, _)]
+        if w > 0:
+            num, den = totals.get(run_key, (Fraction(0), 0))
+            totals[run_key] = (num + w * value, den + w)
+    for run_key, (num, den) in totals.items():
+        final_exact[run_key] = num / den
+    return story_exact, final_exact
+
+
+def rollup(
+    votes: pd.DataFrame,
+    checks: pd.DataFrame,
+    stories: pd.DataFrame,
+    gates_failed: Mapping[str, bool] | None = None,
+    *,
+    weights: Mapping[str, int] = PRIORITY_WEIGHTS,
+) -> RollupTables:
+    """AC, story and final tables for every run in `votes`.
+
+    votes: run_key, check_id, majority. checks: check_id, ac_id, kind (I|T).
+    stories: ac_id, story_id, priority, assumed. gates_failed: run_key → a gate is a
+    confirmed ✗ (missing ⇒ no confirmed failure: not-run never adjusts).
+    A run with UNSCORED majorities is *incomplete*: `final` counts them as UNMET and
+    `final_lower`/`final_upper` give the bounds (UNSCORED as UNMET / as MET).
+    """
+    gates_failed = gates_failed or {}
+    ac, story, final = _scores(_ac_counts(votes, checks, ("MET",)), stories, weights)
+    upper_ac, _, upper = _scores(_ac_counts(votes, checks, ("MET", "UNSCORED")), stories, weights)
+    exact = functools.cache(lambda which: _exact_tables(ac if which == "lower" else upper_ac))
+
+    ac["ac_score"] = report_round(
+        ac["ac_score_value"].to_numpy(),
+        lambda i: ac_exact(*(int(ac.iloc[i][c]) for c in ("i_met", "i_total", "t_met", "t_total"))),
+    )
+    story["story_score"] = report_round(
+        story["story_score_value"].to_numpy(),
+        lambda i: exact("lower")[0][(story.iloc[i]["run_key"], story.iloc[i]["story_id"])],
+    )
+    story["scored"] = story["weight"] > 0
+    ac["scored"] = ac["weight"] > 0
+
+    final["final"] = report_round(
+        final["final_value"].to_numpy(), lambda i: exact("lower")[1][final.iloc[i]["run_key"]]
+    )
+    upper_rounded = report_round(
+        upper["final_value"].to_numpy(), lambda i: exact("upper")[1][upper.iloc[i]["run_key"]]
+    )
+    final = final.merge(
+        pd.DataFrame({"run_key": upper["run_key"], "final_upper": upper_rounded}), on="run_key"
+    )
+    final["final_lower"] = final["final"]
+    final["band"] = [band(v) for v in final["final"]]
+    failed = final["run_key"].map(lambda key: bool(gates_failed.get(key, False))).astype(bool)
+    final["gates_failed"] = failed
+    adjusted_value = final["final_value"] * float(ADJUSTMENT)
+    adjusted = report_round(
+        adjusted_value.to_numpy(),
+        lambda i: exact("lower")[1][final.iloc[i]["run_key"]] * ADJUSTMENT,
+    )
+    final["adjusted_final_value"] = adjusted_value.where(failed)
+    final["adjusted_final"] = pd.Series(adjusted, index=final.index).where(failed)
+    unscored = votes.assign(u=votes["majority"].eq("UNSCORED")).groupby("run_key")["u"].sum()
+    final["n_unscored"] = final["run_key"].map(unscored).fillna(0).astype("int64")
+    final["complete"] = final["n_unscored"] == 0
+    ac_cols = [
+        "run_key",
+        "story_id",
+        "ac_id",
+        "priority",
+        "weight",
+        "scored",
+        "i_met",
+        "i_total",
+        "t_met",
+        "t_total",
+        "i_score",
+        "t_score",
+        "ac_score_value",
+        "ac_score",
+    ]
+    story_cols = [
+        "run_key",
+        "story_id",
+        "priority",
+        "assumed",
+        "weight",
+        "scored",
+        "n_acs",
+        "story_score_value",
+        "story_score",
+    ]
+    final_cols = [
+        "run_key",
+        "sum_w",
+        "final_value",
+        "final",
+        "band",
+        "complete",
+        "n_unscored",
+        "final_lower",
+        "final_upper",
+        "gates_failed",
+        "adjusted_final_value",
+        "adjusted_final",
+    ]
+    return RollupTables(
+        ac=ac[ac_cols].sort_values(["run_key", "ac_id"], ignore_index=True),
+        story=story[story_cols].sort_values(["run_key", "story_id"], ignore_index=True),
+        final=final[final_cols].sort_values("run_key", ignore_index=True),
+    )

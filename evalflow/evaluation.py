@@ -1,0 +1,201 @@
+"""The steps of one framework-run evaluation, shared by the CLI and the Dagster assets.
+
+prepare (manifest → resolved commits, baseline, diff surface, fingerprint) → snapshot →
+k scoring runs through a judge and the shared validator → majority vote → roll-up. Each step
+is a plain function over plain values so an asset can call exactly one of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalflow import __version__
+from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
+from evalflow.errors import InputError
+from evalflow.inputs import Benchmark, load_benchmark, load_manifest
+from evalflow.judges.base import Judge, JudgeRequest
+from evalflow.judges.validator import validate_verdict
+from evalflow.repo.builder import build_repo
+from evalflow.repo.diff_surface import DiffFile, diff_surface
+from evalflow.repo.git import require_repo, resolve_commit
+from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
+
+K_RUNS = 3
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    manifest: RunManifest
+    manifest_path: Path
+    benchmark: Benchmark
+    repo: Path
+    base_sha: str
+    head_sha: str
+    worktree: bool
+    diff: tuple[DiffFile, ...]
+
+    @property
+    def run_key(self) -> str:
+        return self.manifest.run_key
+
+    @property
+    def diff_paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.diff if f.status != "deleted")
+
+    def resolve(self, value: str) -> Path:
+        return (self.manifest_path.parent / value).resolve()
+
+
+def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
+    """Load and resolve everything one run needs; every failure is a one-line InputError."""
+    loaded = load_manifest(manifest_path)
+    manifest = loaded.manifest
+    benchmark = load_benchmark(loaded.resolve(manifest.baseline))
+    if benchmark.baseline.benchmark != manifest.benchmark:
+        raise InputError(
+            f"manifest benchmark {manifest.benchmark!r} differs from the baseline's "
+            f"{benchmark.baseline.benchmark!r}",
+            where=str(manifest_path),
+            fix="point 'baseline' at this benchmark's _ac-baseline.yaml",
+        )
+    if manifest.source is not None:
+        repo = build_repo(loaded.resolve(manifest.source), warehouse / "repos" / manifest.run_key)
+    else:
+        repo = require_repo(loaded.resolve(manifest.repo or ""))
+    base_sha = resolve_commit(repo, manifest.base)
+    worktree = manifest.head == WORKTREE
+    head_sha = resolve_commit(repo, "HEAD" if worktree else manifest.head)
+    surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
+    return PreparedRun(
+        manifest, loaded.path, benchmark, repo, base_sha, head_sha, worktree, tuple(surface)
+    )
+
+
+def open_snapshot(prepared: PreparedRun) -> RepoSnapshot:
+    if prepared.worktree:
+        return load_worktree_snapshot(prepared.repo, prepared.head_sha)
+    return load_snapshot(prepared.repo, prepared.head_sha)
+
+
+def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
+    """sha256 over everything that can change a Final (DESIGN.md "Reproducibility")."""
+    material = {
+        "prd": hashlib.sha256(prepared.benchmark.prd_text.encode()).hexdigest(),
+        "baseline": prepared.benchmark.baseline_sha256,
+        "base": prepared.base_sha,
+        "head": prepared.head_sha + (f"+{WORKTREE}" if prepared.worktree else ""),
+        "judge": judge.fingerprint_fields(),
+        "k": K_RUNS,
+        "evalflow": __version__,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def score_run(
+    prepared: PreparedRun, judge: Judge, run: int, snapshot: RepoSnapshot
+) -> list[Verdict]:
+    """Scoring run `run` (1..k): the judge's verdicts after the shared validator."""
+    request = JudgeRequest(
+        run_key=prepared.run_key,
+        run=run,
+        checks=tuple(prepared.benchmark.baseline.checks()),
+        snapshot=snapshot,
+        diff_paths=prepared.diff_paths,
+        anchors=prepared.benchmark.baseline.anchors,
+        test_levels=prepared.benchmark.baseline.test_levels,
+        author_model=prepared.manifest.author_model,
+    )
+    verdicts = judge.score(request)
+    expected = {check.id for _, check in request.checks}
+    got = [v.check_id for v in verdicts]
+    if sorted(got) != sorted(expected):
+        raise InputError(
+            f"judge {judge.judge_id} returned verdicts for {len(set(got))} of "
+            f"{len(expected)} checks",
+            where=prepared.run_key,
+        )
+    diff = set(prepared.diff_paths)
+    return [validate_verdict(v, snapshot, diff) for v in verdicts]
+
+
+def checks_frame(baseline: Baseline) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "check_id": check.id,
+                "ac_id": ac.id,
+                "kind": check.kind,
+                "level": check.level,
+                "outcome": check.outcome,
+                "wiring": check.wiring,
+                "proposition": check.proposition,
+                "has_probes": bool(check.probes),
+            }
+            for ac, check in baseline.checks()
+        ]
+    )
+
+
+def stories_frame(prd: PRD) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "ac_id": ac.id,
+                "story_id": story.id,
+                "priority": story.priority,
+                "assumed": story.assumed,
+            }
+            for story in prd.stories
+            for ac in story.acs
+        ]
+    )
+
+
+def verdicts_frame(run_key: str, verdicts: list[Verdict]) -> pd.DataFrame:
+    """One row per verdict; evidence and searches as JSON text (DuckDB reads it with ->>)."""
+    rows: list[dict[str, Any]] = [
+        {
+            "run_key": run_key,
+            "check_id": v.check_id,
+            "run": v.run,
+            "status": v.status,
+            "judge_id": v.judge_id,
+            "evidence": json.dumps([e.model_dump(mode="json") for e in v.evidence]),
+            "evidence_refs": ", ".join(e.ref() for e in v.evidence),
+            "searches": json.dumps([s.model_dump(mode="json") for s in v.searches]),
+            "n_searches": len(v.searches),
+            "rationale": v.rationale,
+            "flags": ",".join(v.flags),
+        }
+        for v in verdicts
+    ]
+    return pd.DataFrame(rows)
+
+
+def verdicts_from_frame(frame: pd.DataFrame) -> list[Verdict]:
+    return [
+        Verdict(
+            check_id=row.check_id,
+            run=int(row.run),
+            status=row.status,
+            evidence=tuple(json.loads(row.evidence)),
+            searches=tuple(json.loads(row.searches)),
+            rationale=row.rationale,
+            judge_id=row.judge_id,
+            flags=tuple(f for f in row.flags.split(",") if f),
+        )
+        for row in frame.itertuples(index=False)
+    ]
+
+
+def diff_frame(prepared: PreparedRun) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"run_key": prepared.run_key, **f.model_dump()} for f in prepared.diff],
+        columns=["run_key", "path", "status", "old_path", "added_lines", "deleted_lines", "binary"],
+    )

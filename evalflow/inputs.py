@@ -1,0 +1,97 @@
+"""Reading a run's inputs from disk: manifest, PRD, frozen baseline.
+
+Every reader turns a missing file, bad YAML or a schema violation into one `InputError`
+naming the file (and line where YAML knows it) and the fix. Relative paths inside a manifest
+resolve against the manifest's own directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from evalflow.domain.baseline import baseline_sha256, validate_baseline
+from evalflow.domain.models import PRD, Baseline, RunManifest
+from evalflow.domain.prd import parse_prd
+from evalflow.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_text(path: Path, what: str) -> str:
+    if not path.is_file():
+        raise InputError(f"{what} not found", where=str(path), fix=f"check the {what} path")
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} is not UTF-8 text (byte {exc.start})",
+            where=str(path),
+            fix="save the file as UTF-8",
+        ) from exc
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    text = read_text(path, what)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"invalid YAML in {what}: {problem}", where=where) from exc
+
+
+def validate_model(model: type[M], data: Any, path: Path, what: str) -> M:
+    if not isinstance(data, dict):
+        raise InputError(f"{what} must be a YAML mapping", where=str(path))
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise InputError(
+            f"invalid {what}: {loc}: {err['msg']}",
+            where=str(path),
+            fix=f"fix '{loc}' ({len(exc.errors())} problem(s) in total)",
+        ) from exc
+
+
+@dataclass(frozen=True)
+class LoadedManifest:
+    manifest: RunManifest
+    path: Path
+
+    def resolve(self, value: str) -> Path:
+        return (self.path.parent / value).resolve()
+
+
+def load_manifest(path: Path) -> LoadedManifest:
+    data = read_yaml(path, "run manifest")
+    return LoadedManifest(validate_model(RunManifest, data, path, "run manifest"), path.resolve())
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    prd: PRD
+    prd_text: str
+    baseline: Baseline
+    baseline_sha256: str
+    baseline_path: Path
+
+
+def load_benchmark(baseline_path: Path) -> Benchmark:
+    """The frozen baseline and its PRD, validated against each other."""
+    baseline = validate_model(
+        Baseline, read_yaml(baseline_path, "baseline"), baseline_path, "baseline"
+    )
+    prd_path = (baseline_path.parent / baseline.prd).resolve()
+    prd_text = read_text(prd_path, "PRD")
+    prd = parse_prd(prd_text, str(prd_path))
+    validate_baseline(baseline, prd, where=str(baseline_path))
+    return Benchmark(prd, prd_text, baseline, baseline_sha256(baseline), baseline_path.resolve())

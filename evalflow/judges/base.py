@@ -1,0 +1,48 @@
+"""The Judge protocol every backend implements, and the request it receives.
+
+A judge sees the frozen checks, the diff surface and a read-only snapshot of the repository
+at head; it returns one verdict per check for one of the k runs. Whatever it returns then
+passes the shared evidence validator (`evalflow.judges.validator`), so no backend can award
+credit the evidence does not support.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evalflow.domain.models import Anchor, BaselineAC, Check, TestLevelPolicy, Verdict
+from evalflow.repo.snapshot import RepoSnapshot
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    run_key: str
+    run: int
+    checks: tuple[tuple[BaselineAC, Check], ...]
+    snapshot: RepoSnapshot
+    diff_paths: tuple[str, ...]
+    anchors: tuple[Anchor, ...] = ()
+    test_levels: TestLevelPolicy = field(default_factory=TestLevelPolicy)
+    author_model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Judge(Protocol):
+    @property
+    def judge_id(self) -> str:
+        """Stable name of the backend and model, e.g. `heuristic` or `anthropic:<model>`."""
+        ...
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the k runs are identical by construction (the report says so)."""
+        ...
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """Everything about the judge that can change a verdict (model, prompt, parameters)."""
+        ...
+
+    def score(self, request: JudgeRequest) -> list[Verdict]:
+        """One verdict per check in `request.checks`, for run `request.run`."""
+        ...

@@ -1,0 +1,128 @@
+"""An immutable, in-memory view of the evaluated repository's text files at one commit.
+
+Judges read code only through a snapshot, so no judge can write to the evaluated repository
+and every read is reproducible. Files are loaded in one `git cat-file --batch` pass. Binary
+files, files above the size limit, symlinks and submodules are skipped with a note; non-UTF-8
+text is decoded with replacement characters (line numbers stay right) and noted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalflow.repo.git import git
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+WORKTREE = "WORKTREE"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str
+    text: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @property
+    def line_count(self) -> int:
+        if not self.text:
+            return 0
+        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+
+
+@dataclass(frozen=True)
+class RepoSnapshot:
+    commit: str
+    files: dict[str, SourceFile]
+    notes: tuple[str, ...] = ()
+    _lines: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def __iter__(self) -> Iterator[SourceFile]:
+        return iter(self.files[p] for p in sorted(self.files))
+
+    def lines(self, path: str) -> list[str]:
+        """The file's lines (cached; index 0 is line 1)."""
+        if path not in self._lines:
+            self._lines[path] = self.files[path].text.split("\n")
+        return self._lines[path]
+
+
+def _decode(path: str, data: bytes, max_bytes: int, notes: list[str]) -> str | None:
+    if len(data) > max_bytes:
+        notes.append(f"{path}: skipped, {len(data)} bytes is above the {max_bytes}-byte limit")
+        return None
+    if b"\0" in data[:8000]:
+        notes.append(f"{path}: skipped, binary file")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        notes.append(f"{path}: not UTF-8; read with replacement characters")
+        text = data.decode("utf-8", "replace")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def load_snapshot(
+    repo: Path, commit: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> RepoSnapshot:
+    """Every text file of `commit` (a full SHA), read through git objects."""
+    notes: list[str] = []
+    blobs: list[tuple[str, str]] = []
+    for entry in git(repo, "ls-tree", "-r", "-l", "-z", commit).split(b"\0"):
+        if not entry:
+            continue
+        meta, path_bytes = entry.split(b"\t", 1)
+        mode, kind, sha, size = meta.decode().split()
+        path = path_bytes.decode("utf-8", "replace")
+        if kind != "blob":
+            notes.append(f"{path}: skipped, {kind} (submodule)")
+        elif mode == "120000":
+            notes.append(f"{path}: skipped, symbolic link")
+        elif int(size) > max_file_bytes:
+            notes.append(f"{path}: skipped, {size} bytes is above the {max_file_bytes}-byte limit")
+        else:
+            blobs.append((path, sha))
+    files: dict[str, SourceFile] = {}
+    if blobs:
+        out = git(
+            repo, "cat-file", "--batch", input_bytes="".join(f"{s}\n" for _, s in blobs).encode()
+        )
+        offset = 0
+        for path, _ in blobs:
+            header_end = out.index(b"\n", offset)
+            size = int(out[offset:header_end].split()[2])
+            data = out[header_end + 1 : header_end + 1 + size]
+            offset = header_end + 1 + size + 1
+            text = _decode(path, data, max_file_bytes, notes)
+            if text is not None:
+                files[path] = SourceFile(path, text)
+    return RepoSnapshot(commit=commit, files=files, notes=tuple(notes))
+
+
+def load_worktree_snapshot(
+    repo: Path, head_commit: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> RepoSnapshot:
+    """Tracked and untracked (not ignored) files as they are on disk, read only."""
+    notes: list[str] = []
+    files: dict[str, SourceFile] = {}
+    root = repo.resolve()
+    listing = git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for raw in sorted(set(listing.split(b"\0")) - {b""}):
+        path = raw.decode("utf-8", "replace")
+        full = repo / path
+        if full.is_symlink():
+            notes.append(f"{path}: skipped, symbolic link")
+            continue
+        if not full.is_file() or not full.resolve().is_relative_to(root):
+            continue
+        text = _decode(path, full.read_bytes(), max_file_bytes, notes)
+        if text is not None:
+            files[path] = SourceFile(path, text)
+    return RepoSnapshot(commit=f"{head_commit}+{WORKTREE}", files=files, notes=tuple(notes))

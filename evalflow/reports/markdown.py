@@ -1,0 +1,254 @@
+"""The per-run Markdown report (SPEC §Report), rendered from stored tables only.
+
+Every number in it comes from the roll-up tables; the roll-up block prints the priority
+table Σw is derived from. The content is deterministic (no clock inside), so an unchanged
+evaluation renders byte-identical text; only the file name carries the UTC write time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from fractions import Fraction
+
+import pandas as pd
+
+from evalflow.domain.models import PRD, Baseline, GateCommands
+from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    run_key: str
+    framework: str
+    benchmark: str
+    prd: PRD
+    baseline: Baseline
+    baseline_sha256: str
+    fingerprint: str
+    base_sha: str
+    head_sha: str
+    diff: pd.DataFrame
+    verdicts: pd.DataFrame
+    votes: pd.DataFrame
+    ac: pd.DataFrame
+    story: pd.DataFrame
+    final: pd.Series
+    agreement: pd.Series
+    judge_id: str
+    judge_deterministic: bool
+    gate_commands: GateCommands
+    notes: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None or pd.isna(value) else f"{value:.2f}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def report_filename(prd: PRD, benchmark: str, run_key: str, now: datetime | None = None) -> str:
+    """`<priority>-<slug>-<UTC timestamp>-<run_key>.md`.
+
+    A run's report covers every story, so the slug is the benchmark's and the priority is
+    the highest one present; the run key keeps parallel runs from colliding in one second.
+    """
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    top = min((s.priority for s in prd.stories), default="P0")
+    slug = re.sub(r"[^a-z0-9]+", "-", benchmark.lower()).strip("-") or "benchmark"
+    return f"{top}-{slug}-{stamp}-{run_key}.md"
+
+
+def _majority_verdicts(inp: ReportInput) -> pd.DataFrame:
+    """Per check: majority, votes and the evidence/rationale of the first run agreeing with it."""
+    merged = inp.verdicts.merge(
+        inp.votes[
+            ["check_id", "majority", "borderline", "met_votes", "unmet_votes", "unscored_votes"]
+        ],
+        on="check_id",
+    )
+    agreeing = merged[merged["status"] == merged["majority"]].sort_values("run")
+    first = agreeing.drop_duplicates("check_id")
+    missing = set(inp.votes["check_id"]) - set(first["check_id"])
+    fallback = (
+        merged[merged["check_id"].isin(missing)].sort_values("run").drop_duplicates("check_id")
+    )
+    return pd.concat([first, fallback]).set_index("check_id")
+
+
+def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
+    """Each non-MET check and how much Final would rise if it alone became MET (exact)."""
+    story_w = {s.id: PRIORITY_WEIGHTS[s.priority] for s in inp.prd.stories}
+    sum_w = sum(w for w in story_w.values() if w > 0)
+    n_acs = {s.id: len(s.acs) for s in inp.prd.stories}
+    story_of = {ac.id: s.id for s in inp.prd.stories for ac in s.acs}
+    counts = inp.ac.set_index("ac_id")
+    majority = inp.votes.set_index("check_id")["majority"]
+    out = []
+    for ac, check in inp.baseline.checks():
+        if majority.get(check.id) == "MET":
+            continue
+        story = story_of[ac.id]
+        w = story_w[story]
+        if w == 0 or sum_w == 0:
+            continue
+        total = counts.loc[ac.id, "i_total" if check.kind == "I" else "t_total"]
+        share = (I_WEIGHT if check.kind == "I" else T_WEIGHT) / int(total)
+        impact = Fraction(w, sum_w) * Fraction(1, n_acs[story]) * share
+        out.append((impact, check.id, ac.id, check.proposition))
+    return sorted(out, key=lambda t: (-t[0], t[1]))
+
+
+def render_report(inp: ReportInput) -> str:
+    final = inp.final
+    by_check = _majority_verdicts(inp)
+    lines: list[str] = [
+        f"# Evaluation report — {inp.framework} on {inp.benchmark}",
+        "",
+        f"Run `{inp.run_key}` · PRD: {inp.prd.title} · "
+        f"baseline sha256 `{inp.baseline_sha256[:16]}` · fingerprint `{inp.fingerprint[:16]}`",
+        f"Commits: base `{inp.base_sha[:12]}` → head `{inp.head_sha[:12]}` · "
+        f"judge `{inp.judge_id}` · k = {int(inp.votes['k'].iloc[0]) if len(inp.votes) else 0}",
+        "",
+        "## Result",
+        "",
+    ]
+    headline = f"**Final {_fmt(final['final'])}** — {final['band']}"
+    if not final["complete"]:
+        headline += (
+            f" · **incomplete**: {int(final['n_unscored'])} check(s) UNSCORED; bounds "
+            f"{_fmt(final['final_lower'])} (UNSCORED as UNMET) – {_fmt(final['final_upper'])} "
+            "(UNSCORED as MET). This is not a measured score until they are judged."
+        )
+    lines.append(headline)
+    if final["gates_failed"]:
+        lines.append(
+            f"**Adjusted Final {_fmt(final['adjusted_final'])}** "
+            "(Final × 0.5: a gate is a confirmed ✗)"
+        )
+    else:
+        lines.append("Adjusted Final: not applied (no confirmed ✗ gate).")
+    lines += [
+        "",
+        "## Roll-up (computed by evalflow; full precision, rounded once at the end)",
+        "",
+        "```",
+    ]
+    lines.append("priority  w_s")
+    for priority, weight in PRIORITY_WEIGHTS.items():
+        lines.append(f"{priority:<9} {weight}")
+    lines.append("")
+    story_rows = inp.story.sort_values("story_id")
+    for row in story_rows.itertuples(index=False):
+        assumed = " ASSUMED" if row.assumed else ""
+        scored = "" if row.scored else "   (w = 0: not scored, roadmap readiness)"
+        lines.append(
+            f"{row.story_id:<4} {row.priority}{assumed:<8} w={row.weight}  acs={row.n_acs}  "
+            f"story_score={row.story_score_value:.6f} → {row.story_score:.2f}{scored}"
+        )
+    scored_rows = story_rows[story_rows["scored"]]
+    terms = " + ".join(str(int(w)) for w in scored_rows["weight"])
+    lines.append(f"Σw = {terms} = {int(final['sum_w'])}")
+    lines.append(
+        "Final = Σ(w_s × Story_score) / Σw = "
+        f"{final['final_value']:.6f} → {_fmt(final['final'])}   band: {final['band']}"
+    )
+    if final["gates_failed"]:
+        lines.append(
+            f"Adjusted Final = Final × 0.5 = {final['adjusted_final_value']:.6f} → "
+            f"{_fmt(final['adjusted_final'])}"
+        )
+    lines += ["```", "", "## Acceptance criteria", ""]
+    lines += ["| AC | story | I | T | AC_score |", "|---|---|---|---|---|"]
+    for row in inp.ac.sort_values("ac_id").itertuples(index=False):
+        lines.append(
+            f"| {row.ac_id} | {row.story_id} ({row.priority}) | {row.i_met}/{row.i_total} | "
+            f"{row.t_met}/{row.t_total} | {row.ac_score:.2f}"
+            f"{'' if row.scored else ' (not scored)'} |"
+        )
+    for kind, title in (
+        ("I", "Implementation checklist (I-checks)"),
+        ("T", "Test checks (T-checks), per required level"),
+    ):
+        lines += ["", f"## {title}", ""]
+        header = "| check | AC | proposition | verdict | votes | evidence |"
+        if kind == "T":
+            header = "| check | AC | level | proposition | verdict | votes | evidence |"
+        lines += [header, "|" + "---|" * (header.count("|") - 1)]
+        for ac, check in inp.baseline.checks():
+            if check.kind != kind:
+                continue
+            row = by_check.loc[check.id]
+            votes = (
+                f"{int(row['met_votes'])}/{int(row['unmet_votes'])}/{int(row['unscored_votes'])}"
+            )
+            verdict = row["majority"] + (" (borderline)" if row["borderline"] else "")
+            evidence = (
+                row["evidence_refs"] or f"searches: {int(row['n_searches'])} — {row['rationale']}"
+            )
+            if "evidence-outside-diff-surface" in row["flags"]:
+                evidence += " ⚠ outside the diff surface"
+            level = ""
+            if kind == "T":
+                tags = [t for t, on in (("outcome", check.outcome),) if on]
+                level = f"{check.level}{' ' + ','.join(tags) if tags else ''} | "
+            lines.append(
+                f"| {check.id} | {ac.id} | {level}{_cell(check.proposition)} | {verdict} | "
+                f"{votes} | {_cell(evidence)} |"
+            )
+    lines += ["", "Votes are MET/UNMET/UNSCORED over the k runs."]
+    gaps = _gap_impacts(inp)
+    lines += ["", "## Ranked gaps and the fixes that reach 1.00", ""]
+    if not gaps:
+        lines.append("None: every scored check is MET.")
+    for impact, check_id, ac_id, proposition in gaps:
+        lines.append(
+            f"1. **{check_id}** ({ac_id}, +{float(impact):.4f} to Final if MET) — make true: "
+            f"{proposition}"
+        )
+    lines += ["", "## Agreement across the k runs", ""]
+    kappa = inp.agreement.get("fleiss_kappa")
+    if inp.judge_deterministic:
+        lines.append(
+            f"The judge `{inp.judge_id}` is deterministic: its k runs are identical by "
+            "construction, so agreement carries no information about wording ambiguity."
+        )
+    undefined = kappa is None or pd.isna(kappa)
+    kappa_text = "n/a (all verdicts in one category)" if undefined else f"{kappa:.3f}"
+    lines.append(
+        f"Fleiss' kappa: {kappa_text} · "
+        f"borderline checks: {int(inp.agreement.get('n_borderline', 0))}"
+    )
+    borderline = inp.votes[inp.votes["borderline"]]["check_id"].tolist()
+    if borderline:
+        lines.append(f"Borderline (majority used): {', '.join(borderline)}")
+    lines += ["", "## Engineering gates", ""]
+    lines.append("| gate | command | result |")
+    lines.append("|---|---|---|")
+    for gate in ("build", "lint", "unit", "e2e"):
+        command = getattr(inp.gate_commands, gate)
+        lines.append(
+            f"| {gate} | `{command}` | not-run (gates were not executed in this evaluation) |"
+            if command
+            else f"| {gate} | — | not-run (no command in the manifest) |"
+        )
+    lines += ["", "## Assumptions", ""]
+    assumptions = list(inp.assumptions)
+    for story in inp.prd.stories:
+        if story.assumed:
+            assumptions.append(
+                f"Story {story.id} has no priority label in the PRD; ASSUMED {story.priority} "
+                f"(w = {PRIORITY_WEIGHTS[story.priority]}). The weight table itself is unchanged."
+            )
+    lines += [f"- {a}" for a in assumptions] or ["- none"]
+    lines += ["", f"## Diff surface ({len(inp.diff)} files, base..head)", ""]
+    for row in inp.diff.itertuples(index=False):
+        counts = "binary" if row.binary else f"+{row.added_lines}/-{row.deleted_lines}"
+        lines.append(f"- `{row.path}` {row.status} ({counts})")
+    if inp.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in inp.notes]
+    return "\n".join(lines) + "\n"

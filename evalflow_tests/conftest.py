@@ -1,0 +1,56 @@
+"""Shared fixtures: small deterministic git repositories and an isolated warehouse."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.repo.builder import build_repo
+from evalflow_tests.mini_benchmark import make_mini
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO = REPO_ROOT / "data" / "benchmarks" / "trialist"
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """Build a git repo with tags `base` and `head` from two dicts of path → text."""
+    counter = iter(range(1000))
+
+    def build(base: dict[str, str], head: dict[str, str], delete: tuple[str, ...] = ()) -> Path:
+        n = next(counter)
+        source = tmp_path / f"src{n}"
+        _write_tree(source / "base", base or {"README.md": "start\n"})
+        _write_tree(source / "head", head)
+        commits = [
+            {"tree": "base", "message": "base", "tag": "base"},
+            {"tree": "head", "message": "head", "tag": "head", "delete": list(delete)},
+        ]
+        (source / "build.yaml").write_text(yaml.safe_dump({"commits": commits}))
+        return build_repo(source, tmp_path / f"repo{n}")
+
+    return build
+
+
+@pytest.fixture
+def warehouse_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "warehouse"
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(root))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    return root
+
+
+@pytest.fixture
+def mini(tmp_path: Path) -> Path:
+    """A two-story benchmark with runs `good` (Final 1.00) and `partial` (Final 0.36)."""
+    return make_mini(tmp_path)

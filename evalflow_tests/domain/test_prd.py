@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import pytest
+
+from evalflow.domain.prd import parse_prd
+from evalflow.errors import InputError
+
+PRD = """\
+# PRD: Shop
+
+Context paragraph with a list that is not a story:
+- not an AC
+
+## Story S1: Checkout (P0)
+
+As a buyer...
+
+Acceptance criteria:
+- S1-AC1: Given a cart, when I pay, then an order is created
+  and a receipt is emailed.
+- **S1-AC2** Payment failures show an error.
+
+## Story S2: Wishlist [P1]
+- Items can be saved.
+- Items can be removed.
+
+## Story S3: Gift cards
+- Gift cards can be redeemed.
+
+## Non-goals
+- Loyalty points
+- Marketplace sellers
+
+```
+## Story S9: inside a fence (P0)
+- ignored
+```
+"""
+
+
+def test_stories_priorities_acs_and_exclusions() -> None:
+    prd = parse_prd(PRD, "prd.md")
+    assert prd.title == "PRD: Shop"
+    assert [(s.id, s.priority, s.assumed) for s in prd.stories] == [
+        ("S1", "P0", False),
+        ("S2", "P1", False),
+        ("S3", "P1", True),
+    ]
+    s1 = prd.stories[0]
+    assert [a.id for a in s1.acs] == ["S1-AC1", "S1-AC2"]
+    assert s1.acs[0].text == (
+        "Given a cart, when I pay, then an order is created and a receipt is emailed."
+    )
+    assert s1.acs[0].line == 11
+    assert [a.id for a in prd.stories[1].acs] == ["S2-AC1", "S2-AC2"]
+    assert [o.text for o in prd.out_of_scope] == ["Loyalty points", "Marketplace sellers"]
+
+
+def test_assumed_priority_is_configurable() -> None:
+    prd = parse_prd(PRD, "prd.md", assumed_priority="P2")
+    assert prd.stories[2].priority == "P2" and prd.stories[2].assumed
+
+
+SPEC_KIT = """\
+# Feature Specification: Catalogue
+
+### User Story 1 - Browse catalogue (Priority: P1)
+
+**Acceptance Scenarios**:
+
+1. **Given** products exist, **When** I open the catalogue, **Then** I see them.
+2. **Given** no products, **When** I open it, **Then** I see an empty state.
+
+### User Story 2 - Search (Priority: P3)
+
+**Acceptance Scenarios**:
+
+1. **Given** a query, **When** I search, **Then** matching products show.
+"""
+
+
+def test_spec_kit_convention_maps_priorities() -> None:
+    prd = parse_prd(SPEC_KIT, "spec.md")
+    assert [(s.id, s.priority) for s in prd.stories] == [("US1", "P0"), ("US2", "P2")]
+    assert [a.id for a in prd.stories[0].acs] == ["US1-AC1", "US1-AC2"]
+    custom = parse_prd(SPEC_KIT, "spec.md", priority_mapping={"P1": "P1", "P3": "P2"})
+    assert custom.stories[0].priority == "P1"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no user stories found"),
+        ("# Title\n\nJust prose.\n", "no user stories found"),
+        ("## Story S1: A (P0)\n\nNo list here.\n", "has no acceptance criteria"),
+        ("## Story S1: A (P7)\n- x\n", "unknown priority P7"),
+        ("## Story S1: A (P0)\n- S1-AC1: x\n## Story S1: B (P1)\n- y\n", "duplicate story id"),
+        ("## Story S1: A (P0)\n- AC-1: x\n## Story S2: B (P1)\n- AC-1: y\n", "duplicate AC id"),
+    ],
+)
+def test_malformed_prd_is_one_clear_error(text: str, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_prd(text, "bad.md")
+    assert message in str(info.value)
+    assert "bad.md" in str(info.value)
+
+
+def test_error_names_the_line() -> None:
+    with pytest.raises(InputError, match=r"bad\.md:3"):
+        parse_prd("# T\n\n## Story S1: A (P0)\nprose only\n", "bad.md")
+
+
+def test_demo_prd_parses() -> None:
+    from evalflow_tests.conftest import DEMO
+
+    prd = parse_prd((DEMO / "prd.md").read_text(), "prd.md")
+    assert len(prd.ac_ids()) == 10
+    assert {s.priority for s in prd.stories} == {"P0", "P1", "P2"}
+    assert len(prd.out_of_scope) == 3

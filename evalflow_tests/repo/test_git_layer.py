@@ -1,0 +1,114 @@
+"""The read-only repository layer: builder, diff surface, snapshot, guard, git errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalflow.errors import InputError, ReadOnlyViolationError
+from evalflow.repo.builder import build_repo
+from evalflow.repo.diff_surface import diff_surface, unified_diff
+from evalflow.repo.git import git, require_repo, resolve_commit, scrubbed_env
+from evalflow.repo.guard import capture_state, verify_unchanged
+from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
+
+
+def test_builder_gives_fixed_shas(make_repo) -> None:
+    first = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n", "b.py": "y = 1\n"})
+    second = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n", "b.py": "y = 1\n"})
+    assert resolve_commit(first, "head") == resolve_commit(second, "head")
+    assert resolve_commit(first, "base") != resolve_commit(first, "head")
+
+
+def test_builder_is_idempotent(tmp_path: Path, make_repo) -> None:
+    repo = make_repo({}, {"a.py": "1\n"})
+    source = tmp_path / "src0"
+    stamp_before = (repo / ".git" / ".evalflow-build").stat().st_mtime_ns
+    build_repo(source, repo)
+    assert (repo / ".git" / ".evalflow-build").stat().st_mtime_ns == stamp_before
+
+
+def test_diff_surface_statuses(make_repo) -> None:
+    repo = make_repo(
+        {"keep.py": "a\n", "old.py": "one\ntwo\nthree\nfour\n", "gone.py": "z\n"},
+        {
+            "keep.py": "a\nb\n",
+            "new.py": "n\n",
+            "renamed.py": "one\ntwo\nthree\nfour\n",
+            "bin.dat": "\0\1\2",
+        },
+        delete=("old.py", "gone.py"),
+    )
+    base, head = resolve_commit(repo, "base"), resolve_commit(repo, "head")
+    surface = {f.path: f for f in diff_surface(repo, base, head)}
+    assert surface["keep.py"].status == "modified" and surface["keep.py"].added_lines == 1
+    assert surface["new.py"].status == "added"
+    assert surface["renamed.py"].status == "renamed"
+    assert surface["renamed.py"].old_path == "old.py"
+    assert surface["gone.py"].status == "deleted"
+    assert surface["bin.dat"].binary
+    assert "+b" in unified_diff(repo, base, head)
+
+
+def test_worktree_includes_untracked(make_repo) -> None:
+    repo = make_repo({}, {"a.py": "1\n"})
+    (repo / "untracked.py").write_text("u = 1\n")
+    head = resolve_commit(repo, "head")
+    surface = {f.path: f.status for f in diff_surface(repo, resolve_commit(repo, "base"), WORKTREE)}
+    assert surface["untracked.py"] == "untracked"
+    snap = load_worktree_snapshot(repo, head)
+    assert "untracked.py" in snap and snap.commit.endswith(WORKTREE)
+
+
+def test_snapshot_skips_binary_huge_and_decodes_latin1(make_repo) -> None:
+    repo = make_repo({}, {"ok.py": "print(1)\n"})
+    (repo / "blob.bin").write_bytes(b"\0\1\2\3")
+    (repo / "huge.txt").write_text("x" * 2000)
+    (repo / "latin.txt").write_bytes("café\n".encode("latin-1"))
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    snap = load_snapshot(repo, resolve_commit(repo, "HEAD"), max_file_bytes=1000)
+    assert "ok.py" in snap and "blob.bin" not in snap and "huge.txt" not in snap
+    assert snap.lines("latin.txt")[0] == "caf\ufffd"
+    notes = "\n".join(snap.notes)
+    assert "blob.bin: skipped, binary" in notes
+    assert "huge.txt: skipped" in notes
+    assert "latin.txt: not UTF-8" in notes
+
+
+def test_guard_catches_a_write(make_repo) -> None:
+    repo = make_repo({}, {"a.py": "1\n"})
+    before = capture_state(repo)
+    verify_unchanged(repo, before)
+    (repo / "a.py").write_text("2\n")
+    with pytest.raises(ReadOnlyViolationError, match="file contents changed"):
+        verify_unchanged(repo, before)
+
+
+def test_guard_catches_a_new_file_and_a_commit(make_repo) -> None:
+    repo = make_repo({}, {"a.py": "1\n"})
+    before = capture_state(repo)
+    (repo / "new.txt").write_text("n\n")
+    with pytest.raises(ReadOnlyViolationError, match="git status changed"):
+        verify_unchanged(repo, before)
+
+
+def test_git_errors_are_one_line(tmp_path: Path, make_repo) -> None:
+    with pytest.raises(InputError, match="repository not found"):
+        require_repo(tmp_path / "missing")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(InputError, match="not a git repository"):
+        require_repo(tmp_path / "plain")
+    repo = make_repo({}, {"a.py": "1\n"})
+    with pytest.raises(InputError, match="unknown commit 'nope'"):
+        resolve_commit(repo, "nope")
+
+
+def test_scrubbed_env_drops_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("HARMLESS", "ok")
+    env = scrubbed_env()
+    assert "ANTHROPIC_API_KEY" not in env and "GITHUB_TOKEN" not in env
+    assert env["HARMLESS"] == "ok"
