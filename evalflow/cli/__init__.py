@@ -6,6 +6,7 @@ codes of `evalflow.errors`; set EVALFLOW_DEBUG=1 to see a traceback instead.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -14,8 +15,35 @@ import click
 from evalflow import __version__
 from evalflow.errors import EXIT_INTERNAL, EvalflowError
 
+# Command name → "module:attribute". Modules load on first use, so a light command never pays
+# for Dagster's import time.
+COMMANDS = {
+    "register": "evalflow.cli.runs:register",
+    "materialize": "evalflow.cli.runs:materialize",
+    "score": "evalflow.cli.runs:score",
+    "demo": "evalflow.cli.runs:demo",
+    "query": "evalflow.cli.runs:query",
+    "leaderboard": "evalflow.cli.runs:leaderboard",
+    "rag-eval": "evalflow.cli.rag_eval:rag_eval",
+    "rubric": "evalflow.cli.review:rubric_group",
+    "ledger": "evalflow.cli.review:ledger_group",
+    "review-eval": "evalflow.cli.review:review_eval_command",
+    "plugin": "evalflow.cli.plugin:plugin",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name].split(":")
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalflow")
 def cli() -> None:
     """Score spec-driven development frameworks against a PRD's frozen acceptance checks."""

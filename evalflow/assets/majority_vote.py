@@ -1,0 +1,29 @@
+"""Asset `majority_vote`: the k verdicts of each check reduced to one majority."""
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.assets.common import GROUP, IO, stamp
+from evalflow.assets.partitions import evaluations
+from evalflow.domain.vote import majority_vote as vote
+from evalflow.evaluation import K_RUNS
+
+
+@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+def majority_vote(
+    context: dg.AssetExecutionContext,
+    run_manifest: pd.DataFrame,
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
+) -> pd.DataFrame:
+    """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag."""
+    verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
+    votes = stamp(vote(verdicts, K_RUNS), run_manifest)
+    context.add_output_metadata(
+        {
+            "borderline": int(votes["borderline"].sum()),
+            **{s: int(n) for s, n in votes["majority"].value_counts().items()},
+        }
+    )
+    return votes

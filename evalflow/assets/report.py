@@ -1,0 +1,90 @@
+"""Asset `report`: the per-run Markdown report, written under the warehouse.
+
+The file name carries the UTC write time (SPEC §Report); the content does not. When the
+content of a re-materialised report is unchanged, the existing file and its row are kept,
+so re-running unchanged inputs leaves the warehouse byte-identical.
+"""
+
+import hashlib
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.assets.common import GROUP, IO, benchmark
+from evalflow.assets.partitions import evaluations
+from evalflow.domain.models import GateCommands
+from evalflow.domain.vote import agreement
+from evalflow.reports.markdown import ReportInput, render_report, report_filename
+from evalflow.resources import EvalflowResource
+
+REPORT_TABLE = "report"
+
+
+@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+def report(
+    context: dg.AssetExecutionContext,
+    evalflow: EvalflowResource,
+    run_manifest: pd.DataFrame,
+    diff_surface: pd.DataFrame,
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
+    majority_vote: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    story_score: pd.DataFrame,
+    final_score: pd.DataFrame,
+) -> pd.DataFrame:
+    """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
+    bench = benchmark(context, evalflow)
+    m = run_manifest.iloc[0]
+    text = render_report(
+        ReportInput(
+            run_key=m["run_key"],
+            framework=m["framework"],
+            benchmark=m["benchmark"],
+            prd=bench.prd,
+            baseline=bench.baseline,
+            baseline_sha256=m["baseline_sha256"],
+            fingerprint=m["fingerprint"],
+            base_sha=m["base_sha"],
+            head_sha=m["head_sha"],
+            diff=diff_surface,
+            verdicts=pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True),
+            votes=majority_vote,
+            ac=ac_score,
+            story=story_score,
+            final=final_score.iloc[0],
+            agreement=agreement(majority_vote).iloc[0],
+            judge_id=m["judge_id"],
+            judge_deterministic=bool(m["judge_deterministic"]),
+            gate_commands=GateCommands(
+                build=m["gate_build"], lint=m["gate_lint"], unit=m["gate_unit"], e2e=m["gate_e2e"]
+            ),
+        )
+    )
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    warehouse = evalflow.get_warehouse()
+    folder = warehouse.local_root / "reports" / str(m["benchmark"])
+    path = None
+    if warehouse.has(REPORT_TABLE, m["run_key"]):
+        previous = warehouse.read(REPORT_TABLE, m["run_key"]).iloc[0]
+        if previous["content_sha256"] == digest and (folder / previous["report_file"]).is_file():
+            path = folder / previous["report_file"]
+    if path is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / report_filename(bench.prd, str(m["benchmark"]), m["run_key"])
+        temp = path.with_suffix(".md.tmp")
+        temp.write_text(text, encoding="utf-8")
+        temp.replace(path)
+    context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
+    return pd.DataFrame(
+        [
+            {
+                "run_key": m["run_key"],
+                "fingerprint": m["fingerprint"],
+                "report_file": path.name,
+                "report_path": str(path),
+                "content_sha256": digest,
+            }
+        ]
+    )

@@ -1,0 +1,50 @@
+"""Asset `rollup`: AC, story and final score tables (`ac_score`, `story_score`, `final_score`)."""
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.assets.common import GROUP, IO, benchmark, stamp
+from evalflow.assets.partitions import evaluations
+from evalflow.domain.rollup import rollup as roll
+from evalflow.domain.vote import agreement
+from evalflow.evaluation import checks_frame, stories_frame
+from evalflow.resources import EvalflowResource
+
+
+@dg.multi_asset(
+    name="rollup",
+    partitions_def=evaluations,
+    group_name=GROUP,
+    outs={
+        "ac_score": dg.AssetOut(io_manager_key=IO, description="I, T and AC_score per AC"),
+        "story_score": dg.AssetOut(io_manager_key=IO, description="Story_score per story"),
+        "final_score": dg.AssetOut(
+            io_manager_key=IO, description="Final, band, bounds, Adjusted Final, agreement"
+        ),
+    },
+)
+def rollup(
+    context: dg.AssetExecutionContext,
+    evalflow: EvalflowResource,
+    run_manifest: pd.DataFrame,
+    majority_vote: pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """SPEC roll-up: AC = 0.6·I + 0.4·T, story mean, Final = Σ w·story / Σw, rounded once.
+
+    Engineering gates are not run in this version, so no gate is a confirmed ✗ and
+    Adjusted Final is never applied (not-run never adjusts).
+    """
+    bench = benchmark(context, evalflow)
+    tables = roll(majority_vote, checks_frame(bench.baseline), stories_frame(bench.prd))
+    final = tables.final.merge(agreement(majority_vote), on="run_key", how="left")
+    final["baseline_sha256"] = bench.baseline_sha256
+    row = final.iloc[0]
+    context.add_output_metadata(
+        {"final": float(row["final"]), "band": str(row["band"]), "complete": bool(row["complete"])},
+        output_name="final_score",
+    )
+    return (
+        stamp(tables.ac, run_manifest),
+        stamp(tables.story, run_manifest),
+        stamp(final, run_manifest),
+    )

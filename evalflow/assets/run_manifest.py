@@ -1,0 +1,56 @@
+"""Asset `run_manifest`: the resolved run (commits, hashes, judge, fingerprint, repo state)."""
+
+import hashlib
+
+import dagster as dg
+import pandas as pd
+
+from evalflow import __version__
+from evalflow.assets.common import GROUP, IO, prepare
+from evalflow.assets.partitions import evaluations
+from evalflow.evaluation import fingerprint
+from evalflow.repo.guard import capture_state
+from evalflow.resources import EvalflowResource
+
+
+@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> pd.DataFrame:
+    """One row per run: manifest fields, resolved SHAs, baseline hash, judge and fingerprint.
+
+    It also records the evaluated repository's state (HEAD, status, content hash) so the
+    read-only guard can prove nothing changed by the end of the run.
+    """
+    prepared = prepare(context, evalflow)
+    m = prepared.manifest
+    judge = evalflow.get_judge(m.judge)
+    state = capture_state(prepared.repo)
+    row = {
+        "run_key": prepared.run_key,
+        "fingerprint": fingerprint(prepared, judge),
+        "benchmark": m.benchmark,
+        "framework": m.framework,
+        "run": m.run,
+        "manifest_path": str(prepared.manifest_path),
+        "repo": str(prepared.repo),
+        "base_sha": prepared.base_sha,
+        "head_sha": prepared.head_sha,
+        "worktree": prepared.worktree,
+        "prd_sha256": hashlib.sha256(prepared.benchmark.prd_text.encode()).hexdigest(),
+        "baseline_sha256": prepared.benchmark.baseline_sha256,
+        "judge_id": judge.judge_id,
+        "judge_deterministic": judge.deterministic,
+        "author_model": m.author_model,
+        "framework_cost_usd": m.framework_cost_usd,
+        "spec_dir": m.spec_dir,
+        "skills_dir": m.skills_dir,
+        "gate_build": m.gates.build,
+        "gate_lint": m.gates.lint,
+        "gate_unit": m.gates.unit,
+        "gate_e2e": m.gates.e2e,
+        "evalflow_version": __version__,
+        "repo_head_before": state.head,
+        "repo_status_before": state.status,
+        "repo_content_sha256_before": state.content_sha256,
+    }
+    context.add_output_metadata({"fingerprint": row["fingerprint"], "head": row["head_sha"]})
+    return pd.DataFrame([row])

@@ -1,0 +1,40 @@
+"""Assets `scoring_run_1`, `scoring_run_2`, `scoring_run_3`: the k independent scoring runs.
+
+Each is its own asset, so one run can be retried or re-materialised alone; each passes the
+judge's verdicts through the shared evidence validator before they are stored.
+"""
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.assets.common import GROUP, IO, prepare, stamp
+from evalflow.assets.partitions import evaluations
+from evalflow.evaluation import K_RUNS, open_snapshot, score_run, verdicts_frame
+from evalflow.resources import EvalflowResource
+
+
+def _scoring_asset(run: int) -> dg.AssetsDefinition:
+    @dg.asset(
+        name=f"scoring_run_{run}",
+        partitions_def=evaluations,
+        io_manager_key=IO,
+        group_name=GROUP,
+        deps=["diff_surface"],
+        retry_policy=dg.RetryPolicy(max_retries=2, delay=5),
+        description=f"Verdicts of scoring run {run} of {K_RUNS} (validated evidence).",
+    )
+    def scoring_run(
+        context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
+    ) -> pd.DataFrame:
+        prepared = prepare(context, evalflow)
+        judge = evalflow.get_judge(prepared.manifest.judge)
+        verdicts = score_run(prepared, judge, run, open_snapshot(prepared))
+        frame = stamp(verdicts_frame(prepared.run_key, verdicts), run_manifest)
+        counts = frame["status"].value_counts().to_dict()
+        context.add_output_metadata({status: int(n) for status, n in counts.items()})
+        return frame
+
+    return scoring_run
+
+
+scoring_runs = [_scoring_asset(run) for run in range(1, K_RUNS + 1)]

@@ -1,0 +1,65 @@
+"""Terminal output shared by the commands: tables (rich), JSON and CSV, progress on stderr."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        return _plain(value.item())
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    return [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[_plain(v) for v in row] for row in rows])
+    click.echo(buffer.getvalue(), nl=False)
+
+
+def _cell(value: Any) -> str:
+    value = _plain(value)
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
+    return str(value)
+
+
+def emit_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+) -> None:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    console = Console()
+    Console(width=console.width if console.is_terminal else 200).print(table)
+
+
+def stderr() -> Console:
+    return Console(stderr=True)

@@ -1,0 +1,251 @@
+"""Commands that evaluate framework runs: register, materialize, score, demo, query, leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evalflow import orchestrate, settings
+from evalflow.cli.output import emit_csv, emit_json, emit_table, records, stderr
+from evalflow.errors import InputError
+from evalflow.judges.registry import JUDGE_NAMES
+from evalflow.storage.catalog import query as run_query
+
+DEMO_BENCHMARK = "trialist"
+
+warehouse_option = click.option(
+    "--warehouse",
+    default=None,
+    help="Warehouse root (path or URI). Default: $EVALFLOW_WAREHOUSE or data/warehouse.",
+)
+judge_option = click.option(
+    "--judge",
+    type=click.Choice(JUDGE_NAMES),
+    default=None,
+    help="Judge for every run (default: the manifest's `judge:`, $EVALFLOW_JUDGE, heuristic).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+
+
+def _root(warehouse: str | None) -> str:
+    return settings.warehouse(warehouse).root
+
+
+def _progress(outcome: orchestrate.Outcome) -> None:
+    mark = "[green]✓[/green]" if outcome.success else "[red]✗[/red]"
+    detail = f" — {outcome.error}" if outcome.error else ""
+    stderr().print(f"{mark} {outcome.partition} ({outcome.seconds:.1f} s){detail}")
+
+
+def _materialize(root: str, keys: list[str] | None, judge: str | None, executor: str, workers: int):
+    keys = orchestrate.resolve_partitions(root, keys)
+    stderr().print(
+        f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
+    )
+    outcomes = orchestrate.materialize(
+        root, keys, judge=judge, executor=executor, workers=workers, on_done=_progress
+    )
+    return outcomes
+
+
+LEADERBOARD_SQL = """
+SELECT l.benchmark, l.rank, l.framework, l.run_key, l.final, l.adjusted_final, l.band,
+       l.complete, l.final_lower, l.final_upper, l.n_borderline, l.framework_cost_usd,
+       r.report_path
+FROM leaderboard l LEFT JOIN report r USING (run_key)
+{where}
+ORDER BY l.benchmark, l.rank
+"""
+
+
+def _leaderboard(root: str, benchmark: str | None, run_keys: list[str] | None = None):
+    clauses = []
+    if benchmark:
+        clauses.append(f"l.benchmark = '{benchmark.replace(chr(39), '')}'")
+    if run_keys:
+        keys = ", ".join("'" + k.replace("'", "") + "'" for k in run_keys)
+        clauses.append(f"l.run_key IN ({keys})")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    return run_query(settings.warehouse(root), LEADERBOARD_SQL.format(where=where))
+
+
+def _short_path(path: str | None) -> str | None:
+    """A report path relative to the working directory when it lies below it."""
+    if not path:
+        return path
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _print_leaderboard(columns: list[str], rows: list[tuple], as_json: bool) -> None:
+    if as_json:
+        emit_json(records(columns, rows))
+        return
+    shown = ["rank", "framework", "final", "adjusted_final", "band", "n_borderline", "report_path"]
+    index = [columns.index(c) for c in shown]
+    table_rows = []
+    for row in rows:
+        values = [row[i] for i in index]
+        if not row[columns.index("complete")]:
+            lo, hi = row[columns.index("final_lower")], row[columns.index("final_upper")]
+            values[2] = f"{row[columns.index('final')]:.2f} (incomplete {lo:.2f}–{hi:.2f})"
+        values[-1] = _short_path(values[-1])
+        table_rows.append(values)
+    benchmarks = sorted({row[columns.index("benchmark")] for row in rows})
+    emit_table(
+        ["#", "framework", "Final", "Adjusted Final", "band", "borderline", "report"],
+        table_rows,
+        title=f"Leaderboard — {', '.join(benchmarks)}",
+    )
+
+
+def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
+    failed = [o for o in outcomes if not o.success]
+    if failed:
+        raise InputError(
+            f"{len(failed)} of {len(outcomes)} run(s) failed; first: {failed[0].partition}: "
+            f"{failed[0].error}",
+            fix="fix that input; the other runs were stored",
+        )
+
+
+@click.command()
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(path_type=Path))
+@warehouse_option
+@json_option
+def register(manifests: tuple[Path, ...], warehouse: str | None, as_json: bool) -> None:
+    """Register run manifests as `evaluations` partitions (key <benchmark>.<framework>.<run>)."""
+    keys = orchestrate.register(_root(warehouse), list(manifests))
+    if as_json:
+        emit_json(
+            [{"run_key": k, "manifest": str(p)} for k, p in zip(keys, manifests, strict=True)]
+        )
+    else:
+        for key, path in zip(keys, manifests, strict=True):
+            click.echo(f"registered {key} ← {path}")
+
+
+@click.command()
+@click.option("--partition", "partitions", multiple=True, help="Run key; repeatable. Default: all.")
+@click.option(
+    "--executor",
+    type=click.Choice(orchestrate.EXECUTORS),
+    default="in_process",
+    show_default=True,
+    help="Dagster executor inside each run.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Partitions evaluated concurrently (one process each).",
+)
+@judge_option
+@warehouse_option
+@json_option
+def materialize(
+    partitions: tuple[str, ...],
+    executor: str,
+    workers: int,
+    judge: str | None,
+    warehouse: str | None,
+    as_json: bool,
+) -> None:
+    """Evaluate registered runs through Dagster, then rank them and refresh the DuckDB catalog."""
+    root = _root(warehouse)
+    outcomes = _materialize(root, list(partitions) or None, judge, executor, workers)
+    if as_json:
+        emit_json([o.__dict__ for o in outcomes])
+    _exit_on_failures(outcomes)
+
+
+@click.command()
+@click.argument("manifest", type=click.Path(path_type=Path))
+@judge_option
+@warehouse_option
+@json_option
+def score(manifest: Path, judge: str | None, warehouse: str | None, as_json: bool) -> None:
+    """Score one framework run: print its roll-up and write its Markdown report."""
+    root = _root(warehouse)
+    key = orchestrate.register(root, [manifest])[0]
+    outcomes = _materialize(root, [key], judge, "in_process", 1)
+    _exit_on_failures(outcomes[:-1])
+    columns, rows = _leaderboard(root, None, [key])
+    if as_json:
+        emit_json(records(columns, rows))
+        return
+    wh = settings.warehouse(root)
+    story_cols, story_rows = run_query(
+        wh,
+        "SELECT story_id, priority, assumed, weight, n_acs, story_score FROM story_score "
+        f"WHERE run_key = '{key}' ORDER BY story_id",
+    )
+    emit_table(story_cols, story_rows, title=f"Roll-up — {key}")
+    _print_leaderboard(columns, rows, False)
+
+
+@click.command()
+@judge_option
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Runs evaluated concurrently.",
+)
+@warehouse_option
+@json_option
+def demo(judge: str | None, workers: int, warehouse: str | None, as_json: bool) -> None:
+    """Score the bundled offline demo (three runs of one PRD) and print the leaderboard."""
+    runs_dir = settings.benchmarks_root() / DEMO_BENCHMARK / "runs"
+    manifests = sorted(runs_dir.glob("*.yaml"))
+    if not manifests:
+        raise InputError(
+            "demo benchmark not found",
+            where=str(runs_dir),
+            fix="run from the evalflow checkout or set EVALFLOW_BENCHMARKS to its data/benchmarks",
+        )
+    root = _root(warehouse)
+    keys = orchestrate.register(root, manifests)
+    outcomes = _materialize(root, keys, judge, "in_process", workers)
+    _exit_on_failures(outcomes)
+    columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
+    _print_leaderboard(columns, rows, as_json)
+    if not as_json:
+        catalog = settings.warehouse(root).local_root / "evalflow.duckdb"
+        click.echo(f'Tables: evalflow query "SHOW TABLES"  ·  DuckDB catalog: {catalog}')
+
+
+@click.command()
+@click.argument("sql")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV output.")
+@warehouse_option
+@json_option
+def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
+    """Run SQL against the warehouse's DuckDB views (pretty table by default)."""
+    columns, rows = run_query(settings.warehouse(_root(warehouse)), sql)
+    if as_json:
+        emit_json(records(columns, rows))
+    elif as_csv:
+        emit_csv(columns, rows)
+    else:
+        emit_table(columns, rows)
+
+
+@click.command()
+@click.option("--benchmark", default=None, help="Only this benchmark.")
+@warehouse_option
+@json_option
+def leaderboard(benchmark: str | None, warehouse: str | None, as_json: bool) -> None:
+    """The ranked runs of every benchmark (Final, Adjusted Final, band, report)."""
+    columns, rows = _leaderboard(_root(warehouse), benchmark)
+    if not rows:
+        raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
+    _print_leaderboard(columns, rows, as_json)
+
+
+commands = [register, materialize, score, demo, query, leaderboard]

@@ -1,0 +1,175 @@
+"""Running evalflow's Dagster jobs from the CLI (the model is PUDL's thin operator CLI).
+
+One Dagster run per partition, in-process by default; partitions run concurrently in worker
+processes, each executing its job in-process, so one failing run never sinks the others.
+The Dagster instance is `$DAGSTER_HOME` when set (share it with `dagster dev`), else a
+persistent instance under `<warehouse>/dagster_home`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+
+from evalflow import settings
+from evalflow.assets.partitions import evaluations
+from evalflow.errors import InputError
+from evalflow.registry import register_manifest, registered_keys
+from evalflow.storage.catalog import refresh_catalog
+
+EXECUTORS = ("in_process", "multiprocess")
+# Dagster's per-event DEBUG lines would drown the CLI's own progress; failures still show.
+QUIET_LOGS = {"console": {"config": {"log_level": "WARNING"}}}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    partition: str
+    success: bool
+    seconds: float
+    error: str = ""
+
+
+def instance(warehouse_root: str) -> dg.DagsterInstance:
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    home = settings.warehouse(warehouse_root).local_root / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    return dg.DagsterInstance.local_temp(tempdir=str(home))
+
+
+def evaluate_run_job() -> dg.JobDefinition:
+    from evalflow.definitions import defs
+
+    return defs.resolve_job_def("evaluate_run")
+
+
+def rank_runs_job() -> dg.JobDefinition:
+    from evalflow.definitions import defs
+
+    return defs.resolve_job_def("rank_runs")
+
+
+def register(warehouse_root: str, manifests: Iterable[Path]) -> list[str]:
+    """Record each manifest in the registry and add its partition to the instance."""
+    warehouse = settings.warehouse(warehouse_root)
+    keys = [register_manifest(warehouse, path) for path in manifests]
+    _ensure_partitions(instance(warehouse_root), keys)
+    return keys
+
+
+def _ensure_partitions(inst: dg.DagsterInstance, keys: list[str]) -> None:
+    existing = set(inst.get_dynamic_partitions(evaluations.name))
+    new = [k for k in dict.fromkeys(keys) if k not in existing]
+    if new:
+        inst.add_dynamic_partitions(evaluations.name, new)
+
+
+def _run_config(warehouse_root: str, judge: str | None, executor: str) -> dict:
+    config: dict = {"evalflow": {"config": {"warehouse": warehouse_root}}}
+    if judge:
+        config["evalflow"]["config"]["judge"] = judge
+    return {
+        "resources": {**config, "warehouse_io": {"config": {"warehouse": warehouse_root}}},
+        "execution": {"config": {executor: {}}},
+        "loggers": QUIET_LOGS,
+    }
+
+
+def _failure_message(result: dg.ExecuteJobResult) -> str:
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            while error is not None and error.cause is not None:
+                error = error.cause
+            text = (error.message if error else event.message or "").strip().splitlines()
+            for line in reversed(text):
+                if line.strip():
+                    return f"{event.step_key}: {line.strip()}"
+    return "run failed"
+
+
+def run_partition(warehouse_root: str, partition: str, judge: str | None, executor: str) -> Outcome:
+    """Materialise every per-run asset of one partition in its own Dagster run."""
+    start = time.perf_counter()
+    with dg.execute_job(
+        dg.reconstructable(evaluate_run_job),
+        instance=instance(warehouse_root),
+        run_config=_run_config(warehouse_root, judge, executor),
+        tags={"dagster/partition": partition},
+    ) as result:
+        ok = result.success
+        error = "" if ok else _failure_message(result)
+    return Outcome(partition, ok, time.perf_counter() - start, error)
+
+
+def rank(warehouse_root: str) -> Outcome:
+    start = time.perf_counter()
+    with dg.execute_job(
+        dg.reconstructable(rank_runs_job),
+        instance=instance(warehouse_root),
+        run_config={
+            "resources": {"warehouse_io": {"config": {"warehouse": warehouse_root}}},
+            "loggers": QUIET_LOGS,
+        },
+    ) as result:
+        ok = result.success
+        error = "" if ok else _failure_message(result)
+    return Outcome("rank_runs", ok, time.perf_counter() - start, error)
+
+
+def resolve_partitions(warehouse_root: str, partitions: list[str] | None) -> list[str]:
+    """The requested partition keys (default: every registered one), all known."""
+    known = registered_keys(settings.warehouse(warehouse_root))
+    wanted = partitions or known
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        raise InputError(
+            f"unknown partition key {unknown[0]!r}",
+            fix=f"register its manifest or use one of: {', '.join(known) or 'none'}",
+        )
+    if not wanted:
+        raise InputError("no registered runs", fix="evalflow register MANIFEST")
+    return wanted
+
+
+def materialize(
+    warehouse_root: str,
+    partitions: list[str] | None,
+    *,
+    judge: str | None = None,
+    executor: str = "in_process",
+    workers: int = 1,
+    on_done: Callable[[Outcome], None] = lambda _: None,
+) -> list[Outcome]:
+    """Evaluate the given partitions (default: all registered), then rank and refresh the
+    DuckDB catalog. Returns one outcome per partition plus the ranking run."""
+    if executor not in EXECUTORS:
+        raise InputError(f"unknown executor {executor!r}", fix=f"use one of {', '.join(EXECUTORS)}")
+    warehouse = settings.warehouse(warehouse_root)
+    wanted = resolve_partitions(warehouse_root, partitions)
+    _ensure_partitions(instance(warehouse_root), wanted)
+    outcomes: list[Outcome] = []
+    if workers <= 1 or len(wanted) == 1:
+        for key in wanted:
+            outcomes.append(run_partition(warehouse_root, key, judge, executor))
+            on_done(outcomes[-1])
+    else:
+        with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
+            futures = [
+                pool.submit(run_partition, warehouse_root, k, judge, executor) for k in wanted
+            ]
+            for future in as_completed(futures):
+                outcomes.append(future.result())
+                on_done(outcomes[-1])
+    outcomes.sort(key=lambda o: wanted.index(o.partition))
+    ranked = rank(warehouse_root)
+    on_done(ranked)
+    refresh_catalog(warehouse)
+    return [*outcomes, ranked]

@@ -1,0 +1,161 @@
+"""The Dagster graph end to end on the mini benchmark, on ephemeral instances."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from evalflow.assets import asset_checks, cross_run_assets, per_run_assets
+from evalflow.assets.partitions import evaluations
+from evalflow.definitions import defs
+from evalflow.registry import register_manifest
+from evalflow.resources import EvalflowResource
+from evalflow.storage.catalog import query, refresh_catalog
+from evalflow.storage.io_manager import ParquetIOManagerFactory
+from evalflow.storage.warehouse import Warehouse
+
+
+def resources(root: Path) -> dict:
+    return {
+        "evalflow": EvalflowResource(warehouse=str(root)),
+        "warehouse_io": ParquetIOManagerFactory(warehouse=str(root)),
+    }
+
+
+def register(instance: dg.DagsterInstance, root: Path, manifests: list[Path]) -> list[str]:
+    keys = [register_manifest(Warehouse(str(root)), m) for m in manifests]
+    instance.add_dynamic_partitions(evaluations.name, keys)
+    return keys
+
+
+def run(instance, root: Path, key: str, selection=None) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [*per_run_assets, *asset_checks],
+        partition_key=key,
+        resources=resources(root),
+        instance=instance,
+        selection=selection,
+        raise_on_error=False,
+    )
+
+
+def check_results(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
+    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+
+
+@pytest.fixture
+def instance() -> dg.DagsterInstance:
+    return dg.DagsterInstance.ephemeral()
+
+
+def test_definitions_load() -> None:
+    assert defs.resolve_job_def("evaluate_run")
+    assert defs.resolve_job_def("rank_runs")
+    assert {s.name for s in defs.schedules} == {"nightly_reevaluation"}
+    assert {s.name for s in defs.sensors} == {"run_manifest_sensor"}
+
+
+def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
+    root = tmp_path / "wh"
+    keys = register(instance, root, sorted((mini / "runs").glob("*.yaml")))
+    for key in keys:
+        result = run(instance, root, key)
+        assert result.success
+        assert all(check_results(result).values()), check_results(result)
+    everything = [*per_run_assets, *cross_run_assets]
+    assert dg.materialize(
+        everything, selection=cross_run_assets, resources=resources(root), instance=instance
+    ).success
+    wh = Warehouse(str(root))
+    refresh_catalog(wh)
+    _, rows = query(wh, "SELECT framework, rank, final, band FROM leaderboard ORDER BY rank")
+    # partial: S1 = 0.6·1 + 0.4·0 = 0.6 (executed-only test), S2 = 0 → (3·0.6)/5 = 0.36
+    assert rows == [("good", 1, 1.0, "fully meets spec"), ("partial", 2, 0.36, "very poor")]
+    _, fps = query(wh, "SELECT DISTINCT run_key, fingerprint FROM ac_score ORDER BY run_key")
+    assert len(fps) == 2 and all(len(fp) == 64 for _, fp in fps)
+    _, reports = query(wh, "SELECT report_path FROM report")
+    assert all(Path(p).is_file() for (p,) in reports)
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.parquet"))
+        if "dagster_home" not in p.parts
+    }
+
+
+def test_rerun_is_idempotent(mini: Path, tmp_path: Path, instance) -> None:
+    root = tmp_path / "wh"
+    (key,) = register(instance, root, [mini / "runs" / "good.yaml"])
+    assert run(instance, root, key).success
+    first = _digests(root)
+    reports = sorted((root / "reports").rglob("*.md"))
+    assert run(instance, root, key).success
+    assert _digests(root) == first
+    assert sorted((root / "reports").rglob("*.md")) == reports
+
+
+def test_tampered_baseline_fails_the_hash_check(mini: Path, tmp_path: Path, instance) -> None:
+    root = tmp_path / "wh"
+    good, partial = register(
+        instance, root, [mini / "runs" / "good.yaml", mini / "runs" / "partial.yaml"]
+    )
+    assert run(instance, root, good).success
+    baseline = yaml.safe_load((mini / "_ac-baseline.yaml").read_text())
+    baseline["acs"][0]["checks"][0]["proposition"] = "reworded after the freeze"
+    (mini / "_ac-baseline.yaml").write_text(yaml.safe_dump(baseline, sort_keys=False))
+    result = run(instance, root, partial)
+    assert check_results(result)["one_baseline_per_benchmark"] is False
+
+
+def test_write_into_the_repo_fails_the_guard(mini: Path, tmp_path: Path, instance) -> None:
+    root = tmp_path / "wh"
+    (key,) = register(instance, root, [mini / "runs" / "good.yaml"])
+    first = run(instance, root, key, selection=["run_manifest"])
+    assert first.success
+    (root / "repos" / key / "app" / "core.py").write_text("tampered\n")
+    result = run(
+        instance,
+        root,
+        key,
+        selection=[
+            a for a in per_run_assets if a is not None and "run_manifest" not in str(a.keys)
+        ],
+    )
+    assert check_results(result)["read_only_guard"] is False
+
+
+def test_schedule_requests_one_run_per_partition(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
+    instance.add_dynamic_partitions(evaluations.name, ["b.f1.r1", "b.f2.r1"])
+    schedule = defs.resolve_schedule_def("nightly_reevaluation")
+    assert schedule.cron_schedule == "0 2 * * *"
+    when = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=when, repository_def=defs.get_repository_def()
+    )
+    requests = schedule.evaluate_tick(context).run_requests
+    assert sorted(r.partition_key for r in requests) == ["b.f1.r1", "b.f2.r1"]
+
+
+def test_sensor_registers_new_manifests(mini: Path, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "home").mkdir()
+    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
+    monkeypatch.setenv("EVALFLOW_BENCHMARKS", str(mini.parent))
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(tmp_path / "wh"))
+    (mini / "runs" / "broken.yaml").write_text("benchmark: [unclosed\n")
+    sensor = defs.resolve_sensor_def("run_manifest_sensor")
+    result = sensor(dg.build_sensor_context(instance=instance))
+    assert sorted(r.partition_key for r in result.run_requests) == [
+        "mini.good.r1",
+        "mini.partial.r1",
+    ]
+    (add,) = result.dynamic_partitions_requests
+    assert sorted(add.partition_keys) == ["mini.good.r1", "mini.partial.r1"]

@@ -1,0 +1,97 @@
+"""The run commands end to end on the mini benchmark (register, materialize, query, score)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.cli import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def test_register_materialize_query(mini: Path, warehouse_dir: Path, capsys) -> None:
+    manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
+    code, out, _ = run_cli(capsys, "register", *manifests, "--json")
+    assert code == 0
+    assert [r["run_key"] for r in json.loads(out)] == ["mini.good.r1", "mini.partial.r1"]
+    code, out, err = run_cli(capsys, "materialize", "--workers", "1", "--json")
+    assert code == 0, err
+    assert [o["partition"] for o in json.loads(out)] == [
+        "mini.good.r1",
+        "mini.partial.r1",
+        "rank_runs",
+    ]
+    code, out, _ = run_cli(
+        capsys, "query", "SELECT framework, final FROM leaderboard ORDER BY 1", "--json"
+    )
+    assert json.loads(out) == [
+        {"framework": "good", "final": 1.0},
+        {"framework": "partial", "final": 0.36},
+    ]
+    code, out, _ = run_cli(capsys, "query", "SELECT framework FROM leaderboard ORDER BY 1", "--csv")
+    assert out == "framework\ngood\npartial\n"
+    code, out, _ = run_cli(capsys, "leaderboard")
+    assert code == 0 and "good" in out and "partial" in out
+
+
+def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, capsys) -> None:
+    bad = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
+    bad.update({"framework": "ghost", "source": None, "repo": str(mini / "no-such-repo")})
+    (mini / "runs" / "ghost.yaml").write_text(yaml.safe_dump(bad))
+    manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
+    run_cli(capsys, "register", *manifests)
+    code, out, err = run_cli(capsys, "materialize", "--workers", "2")
+    assert code == 2
+    assert "✗ mini.ghost.r1" in err and "repository not found" in err
+    assert "✓ mini.good.r1" in err and "✓ mini.partial.r1" in err
+    assert err.strip().splitlines()[-1].startswith("error: 1 of 4 run(s) failed")
+    _, out, _ = run_cli(capsys, "query", "SELECT count(*) AS n FROM final_score", "--json")
+    assert json.loads(out) == [{"n": 2}]
+
+
+def test_unknown_partition_is_one_line(mini: Path, warehouse_dir: Path, capsys) -> None:
+    run_cli(capsys, "register", str(mini / "runs" / "good.yaml"))
+    code, _, err = run_cli(capsys, "materialize", "--partition", "mini.nope.r1")
+    assert code == 2
+    assert err.startswith("error: unknown partition key 'mini.nope.r1'")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_score_prints_rollup_and_writes_report(mini: Path, warehouse_dir: Path, capsys) -> None:
+    code, out, _ = run_cli(capsys, "score", str(mini / "runs" / "partial.yaml"), "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["final"] == 0.36 and row["band"] == "very poor"
+    report = Path(row["report_path"])
+    assert report.parent == warehouse_dir / "reports" / "mini"
+    assert report.name.startswith("P0-mini-2") and report.name.endswith("-mini.partial.r1.md")
+    text = report.read_text()
+    assert "**Final 0.36**" in text and "Σw = 3 + 2 = 5" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "missing.yaml"], "run manifest not found"),
+        (["query", "SELEC nonsense"], "query failed"),
+    ],
+)
+def test_bad_input_is_one_line(args, message, warehouse_dir: Path, capsys) -> None:
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_invalid_manifest_names_the_field(tmp_path: Path, warehouse_dir: Path, capsys) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("benchmark: b\nframework: 'bad key!'\nrun: r\nrepo: x\nbase: a\nhead: b\n")
+    code, _, err = run_cli(capsys, "register", str(path))
+    assert code == 2 and "framework" in err and str(path) in err

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from evalflow.errors import InputError
+from evalflow.storage.catalog import catalog_path, query, refresh_catalog
+from evalflow.storage.warehouse import Warehouse
+
+
+def test_write_replaces_one_partition_atomically(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("t", pd.DataFrame({"run_key": ["a"], "x": [1]}), "a")
+    wh.write("t", pd.DataFrame({"run_key": ["b"], "x": [2]}), "b")
+    wh.write("t", pd.DataFrame({"run_key": ["a"], "x": [3]}), "a")
+    assert (tmp_path / "t" / "run_key=a" / "part.parquet").is_file()
+    assert not list(tmp_path.rglob("*.tmp"))
+    frame = wh.read("t").sort_values("run_key")
+    assert frame["x"].tolist() == [3, 2]
+    assert wh.read("t", "b")["x"].tolist() == [2]
+    assert wh.tables() == ["t"]
+
+
+def test_cross_run_table(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("board", pd.DataFrame({"x": [1]}))
+    assert (tmp_path / "board" / "all" / "part.parquet").is_file()
+    assert wh.has("board") and not wh.has("board", "k")
+
+
+def test_corrupt_file_is_reported_not_skipped(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("t", pd.DataFrame({"x": [1]}), "a")
+    wh.write("t", pd.DataFrame({"x": [2]}), "b")
+    (tmp_path / "t" / "run_key=b" / "part.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InputError, match=r"run_key=b/part.parquet: corrupt Parquet file"):
+        wh.read("t")
+
+
+def test_missing_partition_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="has no data"):
+        Warehouse(str(tmp_path)).read("t", "nope")
+
+
+def test_catalog_views_and_query(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("final_score", pd.DataFrame({"run_key": ["a"], "final": [0.5]}), "a")
+    assert refresh_catalog(wh) == ["final_score"]
+    assert refresh_catalog(wh) == ["final_score"]  # idempotent
+    wh.write("final_score", pd.DataFrame({"run_key": ["b"], "final": [0.7]}), "b")
+    columns, rows = query(wh, "SELECT run_key, final FROM final_score ORDER BY run_key")
+    assert columns == ["run_key", "final"] and rows == [("a", 0.5), ("b", 0.7)]
+    with pytest.raises(InputError, match="query failed"):
+        query(wh, "SELECT * FROM nope")
+
+
+def test_reader_holding_the_catalog_never_blocks_queries(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("t", pd.DataFrame({"x": [1]}), "a")
+    refresh_catalog(wh)
+    analyst = duckdb.connect(str(catalog_path(wh)), read_only=True)
+    try:
+        wh.write("t", pd.DataFrame({"x": [2]}), "b")  # writers never touch DuckDB
+        assert sorted(query(wh, "SELECT x FROM t")[1]) == [(1,), (2,)]
+    finally:
+        analyst.close()
