@@ -85,8 +85,13 @@ class Benchmark:
     baseline_path: Path
 
 
+def lock_path(baseline_path: Path) -> Path:
+    """`_ac-baseline.lock`: the sha256 recorded by `evalflow baseline freeze`."""
+    return baseline_path.with_suffix(".lock")
+
+
 def load_benchmark(baseline_path: Path) -> Benchmark:
-    """The frozen baseline and its PRD, validated against each other."""
+    """The frozen baseline and its PRD, validated against each other and against the lock."""
     baseline = validate_model(
         Baseline, read_yaml(baseline_path, "baseline"), baseline_path, "baseline"
     )
@@ -94,4 +99,13 @@ def load_benchmark(baseline_path: Path) -> Benchmark:
     prd_text = read_text(prd_path, "PRD")
     prd = parse_prd(prd_text, str(prd_path))
     validate_baseline(baseline, prd, where=str(baseline_path))
-    return Benchmark(prd, prd_text, baseline, baseline_sha256(baseline), baseline_path.resolve())
+    sha = baseline_sha256(baseline)
+    lock = lock_path(baseline_path)
+    if lock.is_file() and lock.read_text().strip() != sha:
+        raise InputError(
+            "baseline changed since it was frozen (its sha256 differs from the lock)",
+            where=str(baseline_path),
+            fix="revert the edit, or re-freeze (evalflow baseline freeze --force) and re-score "
+            "every run of this benchmark",
+        )
+    return Benchmark(prd, prd_text, baseline, sha, baseline_path.resolve())

@@ -29,6 +29,7 @@ COMMANDS = {
     "ledger": "evalflow.cli.review:ledger_group",
     "review-eval": "evalflow.cli.review:review_eval_command",
     "plugin": "evalflow.cli.plugin:plugin",
+    "baseline": "evalflow.cli.baseline:baseline_group",
 }
 
 

@@ -131,27 +131,43 @@ def _scores(
     return ac, story, final
 
 
-def _exact_tables(ac: pd.DataFrame) -> tuple[dict, dict]:
-    """Exact story and final scores as Fractions, keyed like the frames (used near ties)."""
-    story_exact: dict[tuple[str, str], Fraction] = {}
-    grouped: dict[tuple[str, str], list[Fraction]] = {}
-    weights: dict[tuple[str, str], int] = {}
-    for row in ac.itertuples(index=False):
-        key = (row.run_key, row.story_id)
-        grouped.setdefault(key, []).append(ac_exact(row.i_met, row.i_total, row.t_met, row.t_total))
-        weights[key] = row.weight
-    for key, values in grouped.items():
-        story_exact[key] = sum(values, Fraction(0)) / len(values)
-    final_exact: dict[str, Fraction] = {}
-    totals: dict[str, tuple[Fraction, int]] = {}
-    for (run_key, _), value in story_exact.items():
-        w = weights[(run_key, _)]
-        if w > 0:
-            num, den = totals.get(run_key, (Fraction(0), 0))
-            totals[run_key] = (num + w * value, den + w)
-    for run_key, (num, den) in totals.items():
-        final_exact[run_key] = num / den
-    return story_exact, final_exact
+class _ExactScores:
+    """Exact story and final scores of one run at a time, computed only when a float sits
+    near a rounding tie (so the bulk path stays vectorised)."""
+
+    def __init__(self, ac: pd.DataFrame) -> None:
+        self._rows = ac.groupby("run_key", sort=False).indices
+        self._columns = {
+            c: ac[c].tolist()
+            for c in ("story_id", "weight", "i_met", "i_total", "t_met", "t_total")
+        }
+
+    @functools.cache  # noqa: B019 - one instance per roll-up call, freed with it
+    def run(self, run_key: str) -> tuple[dict[str, Fraction], Fraction | None]:
+        col = self._columns
+        grouped: dict[str, list[Fraction]] = {}
+        weights: dict[str, int] = {}
+        for i in self._rows[run_key].tolist():
+            value = ac_exact(col["i_met"][i], col["i_total"][i], col["t_met"][i], col["t_total"][i])
+            grouped.setdefault(col["story_id"][i], []).append(value)
+            weights[col["story_id"][i]] = col["weight"][i]
+        story = {sid: sum(v, Fraction(0)) / len(v) for sid, v in grouped.items()}
+        sum_w = sum(w for w in weights.values() if w > 0)
+        final = (
+            sum((weights[s] * v for s, v in story.items() if weights[s] > 0), Fraction(0)) / sum_w
+            if sum_w
+            else None
+        )
+        return story, final
+
+    def story(self, run_key: str, story_id: str) -> Fraction:
+        return self.run(run_key)[0][story_id]
+
+    def final(self, run_key: str) -> Fraction:
+        value = self.run(run_key)[1]
+        if value is None:
+            raise ValueError(f"run {run_key} has no scored story")
+        return value
 
 
 def rollup(
@@ -173,24 +189,24 @@ def rollup(
     gates_failed = gates_failed or {}
     ac, story, final = _scores(_ac_counts(votes, checks, ("MET",)), stories, weights)
     upper_ac, _, upper = _scores(_ac_counts(votes, checks, ("MET", "UNSCORED")), stories, weights)
-    exact = functools.cache(lambda which: _exact_tables(ac if which == "lower" else upper_ac))
+    exact, exact_upper = _ExactScores(ac), _ExactScores(upper_ac)
 
+    counts = ac[["i_met", "i_total", "t_met", "t_total"]].to_numpy()
     ac["ac_score"] = report_round(
-        ac["ac_score_value"].to_numpy(),
-        lambda i: ac_exact(*(int(ac.iloc[i][c]) for c in ("i_met", "i_total", "t_met", "t_total"))),
+        ac["ac_score_value"].to_numpy(), lambda i: ac_exact(*(int(v) for v in counts[i]))
     )
     story["story_score"] = report_round(
         story["story_score_value"].to_numpy(),
-        lambda i: exact("lower")[0][(story.iloc[i]["run_key"], story.iloc[i]["story_id"])],
+        lambda i: exact.story(story["run_key"].iat[i], story["story_id"].iat[i]),
     )
     story["scored"] = story["weight"] > 0
     ac["scored"] = ac["weight"] > 0
 
     final["final"] = report_round(
-        final["final_value"].to_numpy(), lambda i: exact("lower")[1][final.iloc[i]["run_key"]]
+        final["final_value"].to_numpy(), lambda i: exact.final(final["run_key"].iat[i])
     )
     upper_rounded = report_round(
-        upper["final_value"].to_numpy(), lambda i: exact("upper")[1][upper.iloc[i]["run_key"]]
+        upper["final_value"].to_numpy(), lambda i: exact_upper.final(upper["run_key"].iat[i])
     )
     final = final.merge(
         pd.DataFrame({"run_key": upper["run_key"], "final_upper": upper_rounded}), on="run_key"
@@ -202,7 +218,7 @@ def rollup(
     adjusted_value = final["final_value"] * float(ADJUSTMENT)
     adjusted = report_round(
         adjusted_value.to_numpy(),
-        lambda i: exact("lower")[1][final.iloc[i]["run_key"]] * ADJUSTMENT,
+        lambda i: exact.final(final["run_key"].iat[i]) * ADJUSTMENT,
     )
     final["adjusted_final_value"] = adjusted_value.where(failed)
     final["adjusted_final"] = pd.Series(adjusted, index=final.index).where(failed)

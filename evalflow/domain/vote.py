@@ -35,34 +35,43 @@ def majority_vote(
     """
     if verdicts.empty:
         return pd.DataFrame(columns=VOTE_COLUMNS)
-    unknown = set(verdicts["status"]) - set(STATUSES)
-    if unknown:
+    status = pd.Index(list(STATUSES)).get_indexer(verdicts["status"])
+    if (status < 0).any():
+        unknown = sorted(set(verdicts["status"][status < 0]))
+        raise InputError(f"unknown verdict status {unknown}", fix="use MET, UNMET, UNSCORED")
+    run_codes, run_keys = pd.factorize(verdicts["run_key"], sort=True)
+    check_codes, check_ids = pd.factorize(verdicts["check_id"], sort=True)
+    pairs, codes = np.unique(run_codes * len(check_ids) + check_codes, return_inverse=True)
+    n = len(pairs)
+    matrix = np.bincount(codes * 3 + status, minlength=n * 3).reshape(n, 3)
+    runs = verdicts["run"].to_numpy()
+    in_range = (runs >= 1) & (runs <= k)
+    per_run = np.bincount(codes[in_range] * k + runs[in_range] - 1, minlength=n * k)
+    bad = np.flatnonzero((per_run.reshape(n, k) != 1).any(axis=1) | (matrix.sum(axis=1) != k))
+    if bad.size:
+        run_key = run_keys[pairs[bad[0]] // len(check_ids)]
+        check_id = check_ids[pairs[bad[0]] % len(check_ids)]
         raise InputError(
-            f"unknown verdict status {sorted(unknown)}", fix="use MET, UNMET, UNSCORED"
-        )
-    runs = verdicts.groupby(["run_key", "check_id"], sort=True)["run"].agg(["nunique", "size"])
-    bad = runs[(runs["nunique"] != k) | (runs["size"] != k)]
-    if not bad.empty:
-        run_key, check_id = bad.index[0]
-        raise InputError(
-            f"check {check_id} has {bad.iloc[0]['size']} verdicts, expected one per run 1..{k}",
+            f"check {check_id} has {int(matrix[bad[0]].sum())} verdicts, expected one per "
+            f"run 1..{k}",
             where=run_key,
             fix="re-materialise the missing scoring run",
         )
-    counts = (
-        pd.crosstab([verdicts["run_key"], verdicts["check_id"]], verdicts["status"])
-        .reindex(columns=list(STATUSES), fill_value=0)
-        .astype("int64")
-    )
-    matrix = counts.to_numpy()
     winner = matrix.argmax(axis=1)
     has_majority = matrix.max(axis=1) * 2 > k
     majority = np.where(has_majority, np.array(STATUSES)[winner], "UNSCORED")
     borderline = (matrix > 0).sum(axis=1) > 1
     if borderline_to_unmet:
         majority = np.where(borderline & (majority == "MET"), "UNMET", majority)
-    out = counts.reset_index()
-    out.columns = ["run_key", "check_id", "met_votes", "unmet_votes", "unscored_votes"]
+    out = pd.DataFrame(
+        {
+            "run_key": run_keys[pairs // len(check_ids)],
+            "check_id": check_ids[pairs % len(check_ids)],
+            "met_votes": matrix[:, 0],
+            "unmet_votes": matrix[:, 1],
+            "unscored_votes": matrix[:, 2],
+        }
+    )
     out["k"] = k
     out["majority"] = majority
     out["borderline"] = borderline

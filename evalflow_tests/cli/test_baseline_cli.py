@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalflow.cli import main
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def test_freeze_then_check_then_tamper(mini: Path, capsys) -> None:
+    baseline = str(mini / "_ac-baseline.yaml")
+    code, out, _ = run_cli(capsys, "baseline", "freeze", baseline)
+    assert code == 0 and out.startswith("frozen mini: sha256 ")
+    rendered = (mini / "_ac-baseline.md").read_text()
+    assert "| S1-AC1-I1 | I |" in rendered and "20" not in rendered.split("sha256")[0]
+    code, out, _ = run_cli(capsys, "baseline", "check", baseline, "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["frozen"] and summary["i_checks"] == 2
+    text = (mini / "_ac-baseline.yaml").read_text().replace("greet(name) uses", "greet uses")
+    (mini / "_ac-baseline.yaml").write_text(text)
+    code, _, err = run_cli(capsys, "baseline", "check", baseline)
+    assert code == 2 and "baseline changed since it was frozen" in err
+    code, _, _ = run_cli(capsys, "baseline", "freeze", baseline, "--force")
+    assert code == 0
+
+
+def test_render_is_deterministic(mini: Path, capsys) -> None:
+    baseline = str(mini / "_ac-baseline.yaml")
+    run_cli(capsys, "baseline", "render", baseline)
+    first = (mini / "_ac-baseline.md").read_bytes()
+    run_cli(capsys, "baseline", "render", baseline)
+    assert (mini / "_ac-baseline.md").read_bytes() == first
+
+
+def test_demo_baseline_is_frozen_and_current(capsys) -> None:
+    from evalflow_tests.conftest import DEMO
+
+    code, _, err = run_cli(capsys, "baseline", "check", str(DEMO / "_ac-baseline.yaml"))
+    assert code == 0, err
