@@ -10,7 +10,6 @@
 - Read side: `ledger_frame` flattens entries to one row per entry × dimension with the
   snake_case columns of `LEDGER_COLUMNS` (an entry without dimension scores keeps one row with a
   null `dimension_id`), ready to be exposed as the DuckDB table `ledger_entry`.
-- Schemas: `write_schemas()` writes the generated schema files in their canonical form.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from evalflow.domain.rubric.models import LedgerEntry, Rubric, is_rfc3339_dateti
 from evalflow.domain.rubric.schemas import (
     LEDGER_ENTRY_SCHEMA_FILE,
     RUBRIC_SCHEMA_FILE,
-    render_schema,
     schema_documents,
 )
 from evalflow.domain.rubric.scoring import (
@@ -64,7 +62,6 @@ __all__ = [
     "read_ledger_frame",
     "record_manual_score",
     "validate_entry_document",
-    "write_schemas",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -308,14 +305,3 @@ def record_manual_score(
     )
     append_entry(path, entry, rubric)
     return entry
-
-
-def write_schemas(directory: Path = SCHEMAS_DIR) -> list[Path]:
-    """Write every generated schema file in canonical form; returns the paths written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, document in schema_documents().items():
-        target = directory / name
-        target.write_text(render_schema(document), encoding="utf-8")
-        written.append(target)
-    return written

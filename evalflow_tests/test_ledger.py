@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from evalflow.domain.rubric.models import LedgerEntry, Rubric
-from evalflow.domain.rubric.schemas import render_schema, schema_documents
 from evalflow.errors import InputError
 from evalflow.ledger import (
     LEDGER_COLUMNS,
@@ -24,7 +23,6 @@ from evalflow.ledger import (
     read_ledger_frame,
     record_manual_score,
     validate_entry_document,
-    write_schemas,
 )
 from evalflow_tests.domain.rubric.helpers import entry, entry_document
 
@@ -223,14 +221,6 @@ def test_now_timestamp_is_rfc3339_and_pinnable(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "soon")
     with pytest.raises(InputError, match="SOURCE_DATE_EPOCH"):
         now_timestamp()
-
-
-def test_write_schemas_writes_the_canonical_text(tmp_path: Path) -> None:
-    written = write_schemas(tmp_path)
-    documents = schema_documents()
-    assert sorted(p.name for p in written) == sorted(documents)
-    for path in written:
-        assert path.read_text(encoding="utf-8") == render_schema(documents[path.name])
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ COMMANDS = {
     "review-eval": "evalflow.cli.review:review_eval_command",
     "plugin": "evalflow.cli.plugin:plugin",
     "baseline": "evalflow.cli.baseline:baseline_group",
+    "schemas": "evalflow.cli.schemas:schemas_group",
 }
 
 

@@ -33,7 +33,6 @@ from evalflow.domain.rubric.scoring import rubric_problems
 from evalflow.errors import EXIT_BELOW_THRESHOLD, EXIT_INPUT, EvalflowError
 from evalflow.ledger import (
     DEFAULT_RUBRIC_PATH,
-    SCHEMAS_DIR,
     append_entry,
     compare_ledger,
     default_ledger_path,
@@ -41,7 +40,6 @@ from evalflow.ledger import (
     load_rubric,
     now_timestamp,
     record_manual_score,
-    write_schemas,
 )
 from evalflow.review_io import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -125,21 +123,6 @@ def rubric_check(path: Path, as_json: bool) -> None:
         )
     if problems:
         raise click.exceptions.Exit(EXIT_INPUT)
-
-
-@rubric_group.command("write-schemas")
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=SCHEMAS_DIR,
-    show_default="schemas/",
-    help="Directory to write the schema files into.",
-)
-def rubric_write_schemas(directory: Path) -> None:
-    """Regenerate eval-rubric.schema.json and eval-ledger-entry.schema.json from the models."""
-    for path in write_schemas(directory):
-        click.echo(f"wrote {path}")
 
 
 @click.group("ledger")

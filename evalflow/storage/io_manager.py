@@ -1,7 +1,8 @@
 """The Dagster IO manager: asset outputs ⇄ warehouse Parquet parts.
 
 A partitioned asset's output is the part of its table for that run_key; a cross-run asset
-reads every part of an upstream partitioned table. Configured with the factory form so the
+reads every part of an upstream partitioned table. Every frame is checked against its table
+contract (`evalflow.storage.tables`) before it is written. Configured with the factory form so the
 warehouse location (`EVALFLOW_WAREHOUSE`) is read when a run starts, not at import.
 """
 
@@ -11,6 +12,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow import settings
+from evalflow.storage.tables import validate_frame
 from evalflow.storage.warehouse import Warehouse
 
 
@@ -24,7 +26,9 @@ class ParquetIOManager(dg.IOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: pd.DataFrame) -> None:
         run_key = context.partition_key if context.has_asset_partitions else None
-        path = self.warehouse.write(self._table(context), obj, run_key)
+        table = self._table(context)
+        validate_frame(table, obj)
+        path = self.warehouse.write(table, obj, run_key)
         context.add_output_metadata({"path": dg.MetadataValue.path(path), "rows": len(obj)})
 
     def load_input(self, context: dg.InputContext) -> pd.DataFrame:

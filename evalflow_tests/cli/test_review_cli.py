@@ -69,15 +69,6 @@ def test_rubric_check_reports_schema_errors_as_json(tmp_path: Path) -> None:
     assert "Additional properties" in payload["problems"][0]
 
 
-def test_rubric_write_schemas(tmp_path: Path) -> None:
-    result = CliRunner().invoke(rubric_group, ["write-schemas", "--dir", str(tmp_path)])
-    assert result.exit_code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "eval-ledger-entry.schema.json",
-        "eval-rubric.schema.json",
-    ]
-
-
 # --- review-eval --------------------------------------------------------------------------
 
 

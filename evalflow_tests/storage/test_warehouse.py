@@ -67,3 +67,14 @@ def test_reader_holding_the_catalog_never_blocks_queries(tmp_path: Path) -> None
         assert sorted(query(wh, "SELECT x FROM t")[1]) == [(1,), (2,)]
     finally:
         analyst.close()
+
+
+def test_table_contract_refuses_drift() -> None:
+    from evalflow.storage.tables import TABLES, TableContractError, validate_frame
+
+    good = pd.DataFrame([dict.fromkeys(TABLES["report"].columns, "x")])
+    validate_frame("report", good)
+    with pytest.raises(TableContractError, match="columns differ"):
+        validate_frame("report", good.drop(columns=["report_path"]))
+    with pytest.raises(TableContractError, match="has nulls"):
+        validate_frame("report", good.assign(report_path=None))

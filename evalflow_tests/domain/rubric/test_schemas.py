@@ -18,7 +18,7 @@ def test_checked_in_schemas_are_current() -> None:
     for name, document in schema_documents().items():
         checked_in = (SCHEMAS_DIR / name).read_text(encoding="utf-8")
         assert checked_in == render_schema(document), (
-            f"schemas/{name} is stale: run `evalflow rubric write-schemas`"
+            f"schemas/{name} is stale: run `evalflow schemas write`"
         )
 
 

@@ -1,0 +1,293 @@
+"""The warehouse's table contracts: one pydantic row model per table.
+
+These models are the single source of truth for three things: the IO manager refuses a frame
+whose columns drift from its model (a blocking check on every write), `docs/tables.md` is
+rendered from them, and `schemas/tables/<table>.schema.json` are generated from them (a test
+keeps both current). Table and column names are snake_case; every per-run row carries
+`run_key` and its run's `fingerprint`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalflow.errors import EvalflowError
+
+RUN_KEY = Field(description="`<benchmark>.<framework>.<run>`: the evaluations partition key")
+FINGERPRINT = Field(
+    description="sha256 over PRD, baseline, commits, judge settings and evalflow version"
+)
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunRegistryRow(Row):
+    run_key: str = RUN_KEY
+    manifest_path: str = Field(description="absolute path of the run manifest")
+
+
+class RunManifestRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    benchmark: str
+    framework: str
+    run: str
+    manifest_path: str
+    repo: str = Field(description="the evaluated repository (read only)")
+    base_sha: str
+    head_sha: str
+    worktree: bool = Field(description="the working tree (with untracked files) was evaluated")
+    prd_sha256: str
+    baseline_sha256: str = Field(description="hash of the frozen baseline; ranking needs one")
+    judge_id: str
+    judge_deterministic: bool
+    author_model: str | None = Field(description="model that wrote the code, when known")
+    framework_cost_usd: float | None = Field(description="the framework run's own cost")
+    spec_dir: str | None
+    skills_dir: str | None
+    gate_build: str | None
+    gate_lint: str | None
+    gate_unit: str | None
+    gate_e2e: str | None
+    evalflow_version: str
+    repo_head_before: str = Field(description="read-only guard: HEAD before scoring")
+    repo_status_before: str = Field(description="read-only guard: git status before scoring")
+    repo_content_sha256_before: str = Field(description="read-only guard: content hash")
+
+
+class DiffSurfaceRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    path: str
+    status: str = Field(description="added, modified, deleted, renamed, copied, type, untracked")
+    old_path: str | None
+    added_lines: float | None = Field(description="null for binary files")
+    deleted_lines: float | None = Field(description="null for binary files")
+    binary: bool
+
+
+class VerdictRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    check_id: str
+    run: int = Field(description="which of the k independent scoring runs (1..k)")
+    status: str = Field(description="MET, UNMET or UNSCORED after the evidence validator")
+    judge_id: str
+    evidence: str = Field(description="JSON list of {path, start_line, end_line, quote}")
+    evidence_refs: str = Field(description="the evidence as `path:line` references")
+    searches: str = Field(description="JSON list of the searches run {pattern, scope, hits}")
+    n_searches: int
+    rationale: str
+    flags: str = Field(description="comma-separated validator flags")
+
+
+class MajorityVoteRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    check_id: str
+    met_votes: int
+    unmet_votes: int
+    unscored_votes: int
+    k: int
+    majority: str = Field(description="the status more than half the runs gave, else UNSCORED")
+    borderline: bool = Field(description="the k runs disagreed")
+
+
+class AcScoreRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    story_id: str
+    ac_id: str
+    priority: str
+    weight: int
+    scored: bool = Field(description="weight > 0 (P2 ACs are roadmap readiness only)")
+    i_met: int
+    i_total: int
+    t_met: int
+    t_total: int
+    i_score: float
+    t_score: float
+    ac_score_value: float = Field(description="0.6·I + 0.4·T at full precision")
+    ac_score: float = Field(description="reported AC_score, rounded half up to 2 decimals")
+
+
+class StoryScoreRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    story_id: str
+    priority: str
+    assumed: bool = Field(description="the PRD gave no priority label")
+    weight: int
+    scored: bool
+    n_acs: int
+    story_score_value: float
+    story_score: float = Field(description="reported Story_score (2 decimals, half up)")
+
+
+class FinalScoreRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    sum_w: int = Field(description="Σw derived from the priority table")
+    final_value: float = Field(description="Final at full precision")
+    final: float = Field(description="reported Final (2 decimals, half up from the exact value)")
+    band: str
+    complete: bool = Field(description="no check's majority is UNSCORED")
+    n_unscored: int
+    final_lower: float = Field(description="bound with UNSCORED counted as UNMET")
+    final_upper: float = Field(description="bound with UNSCORED counted as MET")
+    gates_failed: bool = Field(description="at least one engineering gate is a confirmed ✗")
+    adjusted_final_value: float | None
+    adjusted_final: float | None = Field(description="Final × 0.5 when a gate failed, else null")
+    fleiss_kappa: float | None = Field(description="agreement of the k runs; null if undefined")
+    n_checks: int
+    n_borderline: int
+    borderline_rate: float
+    baseline_sha256: str
+
+
+class ReportRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    report_file: str
+    report_path: str
+    content_sha256: str = Field(description="hash of the Markdown (unchanged ⇒ file kept)")
+
+
+class LeaderboardRow(Row):
+    benchmark: str
+    rank: int = Field(description="by Adjusted Final when a gate failed, else Final")
+    framework: str
+    run_key: str = RUN_KEY
+    final: float
+    adjusted_final: float | None
+    band: str
+    complete: bool
+    final_lower: float
+    final_upper: float
+    n_borderline: int
+    fleiss_kappa: float | None
+    framework_cost_usd: float | None
+    judge_id: str
+    baseline_sha256: str
+    fingerprint: str = FINGERPRINT
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    model: type[Row]
+    description: str
+    per_run: bool = True
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.model.model_fields)
+
+
+_SPECS = [
+    TableSpec("run_registry", RunRegistryRow, "Which manifest each partition key evaluates."),
+    TableSpec("run_manifest", RunManifestRow, "One row per run: resolved inputs and guard state."),
+    TableSpec("diff_surface", DiffSurfaceRow, "Files changed base..head: the first search scope."),
+    *(
+        TableSpec(f"scoring_run_{n}", VerdictRow, f"Validated verdicts of scoring run {n}.")
+        for n in (1, 2, 3)
+    ),
+    TableSpec("majority_vote", MajorityVoteRow, "Majority per check over the k runs."),
+    TableSpec("ac_score", AcScoreRow, "I, T and AC_score per acceptance criterion."),
+    TableSpec("story_score", StoryScoreRow, "Story_score per story."),
+    TableSpec("final_score", FinalScoreRow, "Final, band, bounds, Adjusted Final, agreement."),
+    TableSpec("report", ReportRow, "Where each run's Markdown report is."),
+    TableSpec("leaderboard", LeaderboardRow, "Every run, ranked within its benchmark.", False),
+]
+TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
+
+
+class TableContractError(EvalflowError):
+    """A frame about to be written does not match its table's declared columns."""
+
+    exit_code = 3
+
+
+def _nullable(annotation: Any) -> bool:
+    return (get_origin(annotation) in (Union, UnionType)) and NoneType in get_args(annotation)
+
+
+def validate_frame(table: str, frame: pd.DataFrame) -> None:
+    """Refuse a frame whose columns differ from the contract or that has nulls where the
+    contract forbids them. Tables without a contract are written as they are."""
+    spec = TABLES.get(table)
+    if spec is None:
+        return
+    if list(frame.columns) != spec.columns:
+        missing = [c for c in spec.columns if c not in frame.columns]
+        extra = [c for c in frame.columns if c not in spec.columns]
+        raise TableContractError(
+            f"table {table!r} columns differ from its contract "
+            f"(missing {missing or 'none'}, unexpected {extra or 'none'}, or out of order)",
+            fix="update evalflow/storage/tables.py together with the asset",
+        )
+    for name, field in spec.model.model_fields.items():
+        if not _nullable(field.annotation) and frame[name].isna().any():
+            raise TableContractError(
+                f"table {table!r} column {name!r} has nulls but the contract forbids them",
+                fix="fix the asset that produced it",
+            )
+
+
+def schema_documents() -> dict[str, dict]:
+    """`tables/<table>.schema.json` → JSON Schema of the row model (draft 2020-12)."""
+    docs: dict[str, dict] = {}
+    for spec in _SPECS:
+        schema = spec.model.model_json_schema()
+        schema = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"https://evalflow.dev/schemas/tables/{spec.name}.schema.json",
+            **schema,
+            "title": spec.name,
+            "description": spec.description,
+        }
+        docs[f"tables/{spec.name}.schema.json"] = schema
+    return docs
+
+
+def render_schema(document: dict) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _type_name(annotation: Any) -> str:
+    names = [
+        {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}.get(a, str(a))
+        for a in (get_args(annotation) or (annotation,))
+        if a is not NoneType
+    ]
+    return " ".join(names) + (" (nullable)" if _nullable(annotation) else "")
+
+
+def tables_markdown() -> str:
+    """`docs/tables.md`: every table, its columns, types and meanings."""
+    lines = [
+        "# Warehouse tables",
+        "",
+        "Generated from `evalflow/storage/tables.py` (`evalflow schemas write`); do not edit.",
+        "Every table is a DuckDB view over `<warehouse>/<table>/*/part.parquet`; per-run tables",
+        "have one part per `run_key` (`run_key=<key>/part.parquet`), cross-run tables one part",
+        "(`all/part.parquet`). JSON Schemas of the rows are in `schemas/tables/`.",
+        "",
+    ]
+    for spec in _SPECS:
+        scope = "per run" if spec.per_run else "cross-run"
+        lines += [f"## `{spec.name}` ({scope})", "", spec.description, ""]
+        lines += ["| column | type | meaning |", "|---|---|---|"]
+        for name, field in spec.model.model_fields.items():
+            meaning = (field.description or "").replace("|", "\\|")
+            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {meaning} |")
+        lines.append("")
+    return "\n".join(lines)
