@@ -9,6 +9,7 @@ persistent instance under `<warehouse>/dagster_home`.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -24,8 +25,10 @@ from evalflow.registry import register_manifest, registered_keys
 from evalflow.storage.catalog import refresh_catalog
 
 EXECUTORS = ("in_process", "multiprocess")
-# Dagster's per-event DEBUG lines would drown the CLI's own progress; failures still show.
-QUIET_LOGS = {"console": {"config": {"log_level": "WARNING"}}}
+_EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
+# Dagster's per-event lines would drown the CLI's own progress; failures are reported by
+# the CLI as one line each (the full story stays in the Dagster instance).
+QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def _failure_message(result: dg.ExecuteJobResult) -> str:
             text = (error.message if error else event.message or "").strip().splitlines()
             for line in reversed(text):
                 if line.strip():
-                    return f"{event.step_key}: {line.strip()}"
+                    return f"{event.step_key}: {_EVALFLOW_ERROR.sub('', line.strip())}"
     return "run failed"
 
 
@@ -115,7 +118,10 @@ def rank(warehouse_root: str) -> Outcome:
         dg.reconstructable(rank_runs_job),
         instance=instance(warehouse_root),
         run_config={
-            "resources": {"warehouse_io": {"config": {"warehouse": warehouse_root}}},
+            "resources": {
+                "evalflow": {"config": {"warehouse": warehouse_root}},
+                "warehouse_io": {"config": {"warehouse": warehouse_root}},
+            },
             "loggers": QUIET_LOGS,
         },
     ) as result:

@@ -16,6 +16,7 @@ class EvalflowResource(dg.ConfigurableResource):
     warehouse: str = ""
     judge: str = ""
     borderline_max: float = 0.2  # asset check `borderline_rate` warns above this share
+    gate_timeout_s: float = 600.0  # per engineering gate; the process group is killed after it
 
     def get_warehouse(self) -> Warehouse:
         return settings.warehouse(self.warehouse or None)

@@ -1,5 +1,8 @@
-"""Asset `leaderboard`: every evaluated run of every benchmark, best Final first.
+"""Asset `leaderboard`: every evaluated run of every benchmark, best first, with confidence.
 
+Rank by Adjusted Final when a gate failed, else Final; ties by Final, then run key. Beside
+the score: the Monte Carlo CI of Final, whether the gap to the next run is within judge
+noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto frontier.
 Runs are only ranked against runs scored with the same baseline hash; the asset check
 `one_baseline_per_benchmark` fails when a benchmark mixes hashes.
 """
@@ -8,28 +11,73 @@ import dagster as dg
 import pandas as pd
 
 from evalflow.assets.common import IO
+from evalflow.domain.ranking.pareto import pareto_frontier
+
+# Offline judges spend nothing on an API; an LLM judge's spend comes from `judge_usage`.
+FREE_JUDGES = ("heuristic", "labels")
 
 LEADERBOARD_COLUMNS = [
-    "benchmark",
-    "rank",
-    "framework",
-    "run_key",
-    "final",
-    "adjusted_final",
-    "band",
-    "complete",
-    "final_lower",
-    "final_upper",
-    "n_borderline",
-    "fleiss_kappa",
-    "framework_cost_usd",
-    "judge_id",
-    "baseline_sha256",
-    "fingerprint",
-]
+    "benchmark", "rank", "framework", "run_key", "final", "adjusted_final", "band", "complete",
+    "final_lower", "final_upper", "final_ci_low", "final_ci_high", "within_noise_of_next",
+    "rating", "rating_ci_low", "rating_ci_high", "separability", "n_borderline", "fleiss_kappa",
+    "framework_cost_usd", "judge_cost_usd", "total_cost_usd", "on_frontier", "judge_id",
+    "baseline_sha256", "fingerprint",
+]  # fmt: skip
 
 
-def build_leaderboard(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
+def _judge_cost(board: pd.DataFrame) -> pd.Series:
+    free = board["judge_id"].str.split(":").str[0].isin(FREE_JUDGES)
+    return pd.Series(0.0, index=board.index).where(free)
+
+
+def _ratings(board: pd.DataFrame, elo_bootstrap: pd.DataFrame) -> pd.DataFrame:
+    bt = elo_bootstrap[elo_bootstrap["method"] == "bradley_terry"]
+    runs_per_framework = board.groupby(["benchmark", "framework"])["run_key"].transform("size")
+    player = board["framework"].where(runs_per_framework == 1, board["run_key"])
+    keyed = board.assign(player=player)
+    rated = keyed.merge(
+        bt[["benchmark", "player", "rating", "ci_low", "ci_high", "separability"]],
+        on=["benchmark", "player"],
+        how="left",
+    )
+    return rated.rename(columns={"ci_low": "rating_ci_low", "ci_high": "rating_ci_high"})
+
+
+def _noise_to_next(board: pd.DataFrame, final_pair: pd.DataFrame) -> pd.Series:
+    noisy = {
+        frozenset((row.a, row.b)): bool(row.within_noise)
+        for row in final_pair.itertuples(index=False)
+    }
+    nxt = board.groupby("benchmark")["run_key"].shift(-1)
+    return pd.Series(
+        [
+            noisy.get(frozenset((run, following))) if isinstance(following, str) else None
+            for run, following in zip(board["run_key"], nxt, strict=True)
+        ],
+        index=board.index,
+        dtype="object",
+    )
+
+
+def effective_costs(board: pd.DataFrame) -> pd.DataFrame:
+    """Pareto input: the score a run is ranked by (Adjusted Final when a gate failed)."""
+    return pd.DataFrame(
+        {
+            "run_key": board["run_key"],
+            "final": board["adjusted_final"].fillna(board["final"]),
+            "framework_cost_usd": board["framework_cost_usd"],
+            "judge_cost_usd": board["judge_cost_usd"],
+        }
+    )
+
+
+def build_leaderboard(
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    elo_bootstrap: pd.DataFrame,
+    final_uncertainty: pd.DataFrame,
+    final_pair: pd.DataFrame,
+) -> pd.DataFrame:
     if final_score.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     manifest = run_manifest[["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id"]]
@@ -41,10 +89,29 @@ def build_leaderboard(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> 
         ignore_index=True,
     )
     board["rank"] = board.groupby("benchmark").cumcount() + 1
+    ci = final_uncertainty[["run_key", "ci_low", "ci_high"]].rename(
+        columns={"ci_low": "final_ci_low", "ci_high": "final_ci_high"}
+    )
+    board = board.merge(ci, on="run_key", how="left")
+    board["within_noise_of_next"] = _noise_to_next(board, final_pair)
+    board = _ratings(board, elo_bootstrap)
+    board["judge_cost_usd"] = _judge_cost(board)
+    frontier = pareto_frontier(board[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])[
+        ["run_key", "total_cost_usd", "on_frontier"]
+    ]
+    board = board.merge(frontier, on="run_key", how="left")
     return board[LEADERBOARD_COLUMNS]
 
 
 @dg.asset(io_manager_key=IO, group_name="ranking")
-def leaderboard(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
-    """Rank by Adjusted Final when a gate failed, else Final; ties by Final, then run key."""
-    return build_leaderboard(final_score, run_manifest)
+def leaderboard(
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    elo_bootstrap: pd.DataFrame,
+    final_uncertainty: pd.DataFrame,
+    final_pair: pd.DataFrame,
+) -> pd.DataFrame:
+    """Ranked runs with Final CI, noise flag, rating ± CI, costs and the Pareto frontier."""
+    return build_leaderboard(
+        final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair
+    )

@@ -12,7 +12,6 @@ import pandas as pd
 
 from evalflow.assets.common import GROUP, IO, benchmark
 from evalflow.assets.partitions import evaluations
-from evalflow.domain.models import GateCommands
 from evalflow.domain.vote import agreement
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.resources import EvalflowResource
@@ -33,6 +32,7 @@ def report(
     ac_score: pd.DataFrame,
     story_score: pd.DataFrame,
     final_score: pd.DataFrame,
+    gates: pd.DataFrame,
 ) -> pd.DataFrame:
     """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
     bench = benchmark(context, evalflow)
@@ -57,9 +57,7 @@ def report(
             agreement=agreement(majority_vote).iloc[0],
             judge_id=m["judge_id"],
             judge_deterministic=bool(m["judge_deterministic"]),
-            gate_commands=GateCommands(
-                build=m["gate_build"], lint=m["gate_lint"], unit=m["gate_unit"], e2e=m["gate_e2e"]
-            ),
+            gates=gates,
         )
     )
     digest = hashlib.sha256(text.encode()).hexdigest()

@@ -5,6 +5,7 @@ import pandas as pd
 
 from evalflow.assets.common import GROUP, IO, benchmark, stamp
 from evalflow.assets.partitions import evaluations
+from evalflow.domain.gates import failed_by_run
 from evalflow.domain.rollup import rollup as roll
 from evalflow.domain.vote import agreement
 from evalflow.evaluation import checks_frame, stories_frame
@@ -28,14 +29,17 @@ def rollup(
     evalflow: EvalflowResource,
     run_manifest: pd.DataFrame,
     majority_vote: pd.DataFrame,
+    gates: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """SPEC roll-up: AC = 0.6·I + 0.4·T, story mean, Final = Σ w·story / Σw, rounded once.
-
-    Engineering gates are not run in this version, so no gate is a confirmed ✗ and
-    Adjusted Final is never applied (not-run never adjusts).
-    """
+    """SPEC roll-up: AC = 0.6·I + 0.4·T, story mean, Final = Σ w·story / Σw, rounded once;
+    Adjusted Final = Final × 0.5 iff a gate is a confirmed ✗."""
     bench = benchmark(context, evalflow)
-    tables = roll(majority_vote, checks_frame(bench.baseline), stories_frame(bench.prd))
+    tables = roll(
+        majority_vote,
+        checks_frame(bench.baseline),
+        stories_frame(bench.prd),
+        failed_by_run(gates),
+    )
     final = tables.final.merge(agreement(majority_vote), on="run_key", how="left")
     final["baseline_sha256"] = bench.baseline_sha256
     row = final.iloc[0]

@@ -61,5 +61,16 @@ def emit_table(
     Console(width=console.width if console.is_terminal else 200).print(table)
 
 
+def emit_markdown(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+) -> None:
+    lines = [f"## {title}", ""] if title else []
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|" + "---|" * len(columns))
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |")
+    click.echo("\n".join(lines))
+
+
 def stderr() -> Console:
     return Console(stderr=True)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
 
 from evalflow import orchestrate, settings
-from evalflow.cli.output import emit_csv, emit_json, emit_table, records, stderr
+from evalflow.cli.output import (
+    emit_csv,
+    emit_json,
+    emit_markdown,
+    emit_table,
+    records,
+    stderr,
+)
 from evalflow.errors import InputError
 from evalflow.judges.registry import JUDGE_NAMES
 from evalflow.storage.catalog import query as run_query
@@ -50,9 +58,7 @@ def _materialize(root: str, keys: list[str] | None, judge: str | None, executor:
 
 
 LEADERBOARD_SQL = """
-SELECT l.benchmark, l.rank, l.framework, l.run_key, l.final, l.adjusted_final, l.band,
-       l.complete, l.final_lower, l.final_upper, l.n_borderline, l.framework_cost_usd,
-       r.report_path
+SELECT l.*, r.report_path
 FROM leaderboard l LEFT JOIN report r USING (run_key)
 {where}
 ORDER BY l.benchmark, l.rank
@@ -71,7 +77,7 @@ def _leaderboard(root: str, benchmark: str | None, run_keys: list[str] | None = 
 
 
 def _short_path(path: str | None) -> str | None:
-    """A report path relative to the working directory when it lies below it."""
+    """A path relative to the working directory when it lies below it."""
     if not path:
         return path
     try:
@@ -80,26 +86,43 @@ def _short_path(path: str | None) -> str | None:
         return path
 
 
-def _print_leaderboard(columns: list[str], rows: list[tuple], as_json: bool) -> None:
-    if as_json:
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
+    """The human view: Final with its bounds or CI, rating ± CI, cost, and the noise flag."""
+    headers = ["#", "framework", "Final", "Adjusted", "band", "Final 95% CI", "BT rating (95% CI)",
+               "cost $", "gap to next", "report"]  # fmt: skip
+    out = []
+    for values in rows:
+        r = dict(zip(columns, values, strict=True))
+        final = _num(r["final"])
+        if not r["complete"]:
+            final += f" (incomplete {_num(r['final_lower'])}–{_num(r['final_upper'])})"
+        rating = "—"
+        if r["rating"] is not None:
+            rating = f"{r['rating']:.0f} ({r['rating_ci_low']:.0f}–{r['rating_ci_high']:.0f})"
+        noise = {True: "within noise", False: "clear", None: ""}[r["within_noise_of_next"]]
+        out.append([
+            r["rank"], r["framework"], final, _num(r["adjusted_final"]), r["band"],
+            f"{_num(r['final_ci_low'])}–{_num(r['final_ci_high'])}", rating,
+            _num(r["total_cost_usd"]), noise, _short_path(r["report_path"]),
+        ])  # fmt: skip
+    return headers, out
+
+
+def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> None:
+    if output == "json":
         emit_json(records(columns, rows))
         return
-    shown = ["rank", "framework", "final", "adjusted_final", "band", "n_borderline", "report_path"]
-    index = [columns.index(c) for c in shown]
-    table_rows = []
-    for row in rows:
-        values = [row[i] for i in index]
-        if not row[columns.index("complete")]:
-            lo, hi = row[columns.index("final_lower")], row[columns.index("final_upper")]
-            values[2] = f"{row[columns.index('final')]:.2f} (incomplete {lo:.2f}–{hi:.2f})"
-        values[-1] = _short_path(values[-1])
-        table_rows.append(values)
+    headers, table = _leaderboard_rows(columns, rows)
     benchmarks = sorted({row[columns.index("benchmark")] for row in rows})
-    emit_table(
-        ["#", "framework", "Final", "Adjusted Final", "band", "borderline", "report"],
-        table_rows,
-        title=f"Leaderboard — {', '.join(benchmarks)}",
-    )
+    title = f"Leaderboard — {', '.join(benchmarks)}"
+    if output == "md":
+        emit_markdown(headers, table, title)
+    else:
+        emit_table(headers, table, title=title)
 
 
 def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
@@ -185,7 +208,7 @@ def score(manifest: Path, judge: str | None, warehouse: str | None, as_json: boo
         f"WHERE run_key = '{key}' ORDER BY story_id",
     )
     emit_table(story_cols, story_rows, title=f"Roll-up — {key}")
-    _print_leaderboard(columns, rows, False)
+    _print_leaderboard(columns, rows, "table")
 
 
 @click.command()
@@ -214,7 +237,7 @@ def demo(judge: str | None, workers: int, warehouse: str | None, as_json: bool) 
     outcomes = _materialize(root, keys, judge, "in_process", workers)
     _exit_on_failures(outcomes)
     columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
-    _print_leaderboard(columns, rows, as_json)
+    _print_leaderboard(columns, rows, "json" if as_json else "table")
     if not as_json:
         catalog = settings.warehouse(root).local_root / "evalflow.duckdb"
         click.echo(f'Tables: evalflow query "SHOW TABLES"  ·  DuckDB catalog: {catalog}')
@@ -238,14 +261,31 @@ def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
 
 @click.command()
 @click.option("--benchmark", default=None, help="Only this benchmark.")
+@click.option(
+    "--output",
+    type=click.Choice(["table", "md", "json"]),
+    default="table",
+    show_default=True,
+    help="Terminal table, Markdown, or JSON (every column).",
+)
+@click.option("--plots", is_flag=True, help="Also list the plot files (PNG and SVG).")
 @warehouse_option
 @json_option
-def leaderboard(benchmark: str | None, warehouse: str | None, as_json: bool) -> None:
-    """The ranked runs of every benchmark (Final, Adjusted Final, band, report)."""
-    columns, rows = _leaderboard(_root(warehouse), benchmark)
+def leaderboard(
+    benchmark: str | None, output: str, plots: bool, warehouse: str | None, as_json: bool
+) -> None:
+    """Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, cost."""
+    root = _root(warehouse)
+    columns, rows = _leaderboard(root, benchmark)
     if not rows:
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
-    _print_leaderboard(columns, rows, as_json)
+    _print_leaderboard(columns, rows, "json" if as_json else output)
+    if plots:
+        where = f"WHERE benchmark = '{benchmark.replace(chr(39), '')}'" if benchmark else ""
+        plot_cols, plot_rows = run_query(
+            settings.warehouse(root), f"SELECT * FROM leaderboard_plots {where} ORDER BY 1, 2"
+        )
+        emit_table(plot_cols, plot_rows, title="Plots")
 
 
 commands = [register, materialize, score, demo, query, leaderboard]

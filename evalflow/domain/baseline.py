@@ -16,8 +16,11 @@ from evalflow.errors import InputError
 
 
 def baseline_sha256(baseline: Baseline) -> str:
-    """Hash of the canonical JSON of the baseline: formatting and comments never change it."""
-    canonical = json.dumps(baseline.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    """Hash of the canonical JSON of the baseline: formatting and comments never change it,
+    and neither does a later evalflow adding an optional field (defaults are left out)."""
+    canonical = json.dumps(
+        baseline.model_dump(mode="json", exclude_defaults=True), sort_keys=True, ensure_ascii=False
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -147,6 +147,9 @@ class Baseline(Frozen):
     acs: tuple[BaselineAC, ...]
     anchors: tuple[Anchor, ...] = ()
     test_levels: TestLevelPolicy = TestLevelPolicy()
+    build_command: str | None = Field(
+        default=None, description="the benchmark's one standard build command (the build gate)"
+    )
 
     def checks(self) -> list[tuple[BaselineAC, Check]]:
         return [(ac, check) for ac in self.acs for check in ac.checks]

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import pandas as pd
 
-from evalflow.domain.models import PRD, Baseline, GateCommands
+from evalflow.domain.models import PRD, Baseline
 from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
 
 
@@ -38,7 +38,7 @@ class ReportInput:
     agreement: pd.Series
     judge_id: str
     judge_deterministic: bool
-    gate_commands: GateCommands
+    gates: pd.DataFrame
     notes: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
@@ -101,6 +101,40 @@ def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
         impact = Fraction(w, sum_w) * Fraction(1, n_acs[story]) * share
         out.append((impact, check.id, ac.id, check.proposition))
     return sorted(out, key=lambda t: (-t[0], t[1]))
+
+
+_GATE_MARK = {"pass": "✓", "fail": "✗", "not-run": "not-run", "pre-existing": "pre-existing"}
+
+
+def _gates_section(gates: pd.DataFrame) -> list[str]:
+    """G: each gate from an actual run, or not-run with its probe; exact commands shown."""
+    lines = ["", "## Engineering gates (G)", "", "| gate | command | result | detail |"]
+    lines.append("|---|---|---|---|")
+    for row in gates.itertuples(index=False):
+        command = f"`{row.command}`" if isinstance(row.command, str) else "—"
+        if row.status == "not-run":
+            detail = f"{row.reason}; probe `{row.probe_command}`: {row.probe_output}"
+        elif row.status == "pre-existing":
+            detail = f"{row.reason} (base exit {row.base_exit_code}); out-of-scope note"
+        else:
+            detail = f"exit {row.exit_code}{' (timed out)' if row.timed_out else ''}"
+        lines.append(
+            f"| {row.gate} | {_cell(command)} | {_GATE_MARK[row.status]} | {_cell(detail)} |"
+        )
+    failed = gates.loc[gates["status"] == "fail", "gate"].tolist()
+    lines.append("")
+    lines.append(
+        f"Confirmed ✗: {', '.join(failed)} ⇒ Adjusted Final applies."
+        if failed
+        else "No confirmed ✗; not-run gates are blind spots and never adjust Final."
+    )
+    if len(gates) and not gates["network_isolated"].all():
+        lines.append("Network isolation was unavailable for some gates (see the gates table).")
+    fixes = gates[gates["status"] == "fail"]
+    for row in fixes.itertuples(index=False):
+        tail = [t for t in str(row.output_tail).splitlines() if t.strip()][-3:]
+        lines.append(f"- Fix `{row.gate}` (evalflow never fixes a gate): {' / '.join(tail)}")
+    return lines
 
 
 def render_report(inp: ReportInput) -> str:
@@ -226,16 +260,7 @@ def render_report(inp: ReportInput) -> str:
     borderline = inp.votes[inp.votes["borderline"]]["check_id"].tolist()
     if borderline:
         lines.append(f"Borderline (majority used): {', '.join(borderline)}")
-    lines += ["", "## Engineering gates", ""]
-    lines.append("| gate | command | result |")
-    lines.append("|---|---|---|")
-    for gate in ("build", "lint", "unit", "e2e"):
-        command = getattr(inp.gate_commands, gate)
-        lines.append(
-            f"| {gate} | `{command}` | not-run (gates were not executed in this evaluation) |"
-            if command
-            else f"| {gate} | — | not-run (no command in the manifest) |"
-        )
+    lines += _gates_section(inp.gates)
     lines += ["", "## Assumptions", ""]
     assumptions = list(inp.assumptions)
     for story in inp.prd.stories:

@@ -89,13 +89,14 @@ def rating_forest_plot(
         raise InputError(f"no rows for method {method!r}", where="rating table")
     y = np.arange(len(rows))
     values = rows["rating"].to_numpy(dtype=float)
-    errors = np.vstack(
-        [values - rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy() - values]
-    )
     with _figure(6.5, 1.2 + 0.3 * len(rows)) as figure:
         ax = figure.add_subplot()
         ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
-        ax.errorbar(values, y, xerr=errors, fmt="o", color="#1f77b4", capsize=3, markersize=4)
+        # Interval lines, not error bars: a percentile CI need not contain the point estimate
+        # (e.g. under perfect separation), and error bars cannot draw that honestly.
+        ax.hlines(y, rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy(dtype=float),
+                  color="#1f77b4", linewidth=1.5)  # fmt: skip
+        ax.plot(values, y, "o", color="#1f77b4", markersize=4)
         ax.set_yticks(y, labels=rows["player"].astype(str).tolist())
         ax.set_xlabel(f"{method.replace('_', '-')} rating (Elo scale) with CI")
         ax.set_title(title or "Ratings with bootstrap confidence intervals")

@@ -12,7 +12,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow import settings
-from evalflow.storage.tables import validate_frame
+from evalflow.storage.tables import TABLES, validate_frame
 from evalflow.storage.warehouse import Warehouse
 
 
@@ -39,7 +39,8 @@ class ParquetIOManager(dg.IOManager):
                 return self.warehouse.read(table, keys[0])
             present = [k for k in keys if self.warehouse.has(table, k)]
             if not present:
-                return pd.DataFrame()
+                spec = TABLES.get(table)
+                return pd.DataFrame(columns=spec.columns if spec else [])
             return pd.concat([self.warehouse.read(table, k) for k in present], ignore_index=True)
         return self.warehouse.read(table)
 

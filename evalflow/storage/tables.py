@@ -89,6 +89,28 @@ class VerdictRow(Row):
     flags: str = Field(description="comma-separated validator flags")
 
 
+class GateResultRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    gate: str = Field(description="build, lint, unit or e2e")
+    command: str | None = Field(description="the exact command run (the manifest's)")
+    status: str = Field(description="pass, fail, not-run or pre-existing")
+    confirmed: bool = Field(description="a confirmed ✗: the only status that adjusts Final")
+    exit_code: int | None
+    duration_s: float = Field(description="wall time of this execution (varies run to run)")
+    timed_out: bool
+    network_isolated: bool = Field(description="the command ran without network access")
+    target_read_only: bool = Field(description="the evaluated checkout was mounted read-only")
+    reason: str | None = Field(description="why not-run or pre-existing")
+    probe_command: str | None = Field(description="the probe attempt behind a not-run")
+    probe_output: str | None
+    probe_exit_code: int | None
+    base_exit_code: int | None = Field(description="the same command on the base commit")
+    base_timed_out: bool | None
+    notes: str
+    output_tail: str = Field(description="last lines of output, secrets masked")
+
+
 class MajorityVoteRow(Row):
     run_key: str = RUN_KEY
     fingerprint: str = FINGERPRINT
@@ -172,12 +194,70 @@ class LeaderboardRow(Row):
     complete: bool
     final_lower: float
     final_upper: float
+    final_ci_low: float | None = Field(description="Monte Carlo 95 % CI of Final (judge noise)")
+    final_ci_high: float | None
+    within_noise_of_next: bool | None = Field(
+        description="the gap to the next-ranked run could be judge noise"
+    )
+    rating: float | None = Field(description="Bradley–Terry rating (Elo scale)")
+    rating_ci_low: float | None = Field(description="95 % bootstrap CI of the rating")
+    rating_ci_high: float | None
+    separability: float | None = Field(description="share of player pairs whose CIs are apart")
     n_borderline: int
     fleiss_kappa: float | None
     framework_cost_usd: float | None
+    judge_cost_usd: float | None = Field(description="0 for offline judges; API spend otherwise")
+    total_cost_usd: float | None
+    on_frontier: bool = Field(description="on the Final-vs-cost Pareto frontier")
     judge_id: str
     baseline_sha256: str
     fingerprint: str = FINGERPRINT
+
+
+class EloBootstrapRow(Row):
+    benchmark: str
+    player: str = Field(description="framework, or run_key when a framework has several runs")
+    method: str = Field(description="bradley_terry (headline) or elo (sequential, SPEC §2)")
+    rating: float
+    ci_low: float
+    ci_high: float
+    n_matches: int
+    win_rate: float
+    percentile: float = Field(description="mean head-to-head score against the others × 100")
+    separability: float | None
+    n_samples: int
+    seed: int
+
+
+class FinalUncertaintyRow(Row):
+    benchmark: str
+    run_key: str = RUN_KEY
+    final_majority: float
+    final_mean: float
+    ci_low: float
+    ci_high: float
+    n_checks: int
+    n_borderline: int
+    n_simulations: int
+    seed: int
+
+
+class FinalPairRow(Row):
+    benchmark: str
+    a: str
+    b: str
+    p_a_greater: float
+    p_tie: float
+    p_b_greater: float
+    ci_overlap: bool
+    within_noise: bool
+
+
+class PlotRow(Row):
+    benchmark: str
+    plot: str
+    png_path: str
+    svg_path: str
 
 
 @dataclass(frozen=True)
@@ -200,12 +280,17 @@ _SPECS = [
         TableSpec(f"scoring_run_{n}", VerdictRow, f"Validated verdicts of scoring run {n}.")
         for n in (1, 2, 3)
     ),
+    TableSpec("gates", GateResultRow, "Engineering gates, each from an actual run."),
     TableSpec("majority_vote", MajorityVoteRow, "Majority per check over the k runs."),
     TableSpec("ac_score", AcScoreRow, "I, T and AC_score per acceptance criterion."),
     TableSpec("story_score", StoryScoreRow, "Story_score per story."),
     TableSpec("final_score", FinalScoreRow, "Final, band, bounds, Adjusted Final, agreement."),
     TableSpec("report", ReportRow, "Where each run's Markdown report is."),
     TableSpec("leaderboard", LeaderboardRow, "Every run, ranked within its benchmark.", False),
+    TableSpec("elo_bootstrap", EloBootstrapRow, "Ratings per benchmark with CIs.", False),
+    TableSpec("final_uncertainty", FinalUncertaintyRow, "Monte Carlo CI of each Final.", False),
+    TableSpec("final_pair", FinalPairRow, "P(A > B) for each pair of runs.", False),
+    TableSpec("leaderboard_plots", PlotRow, "Plot files per benchmark.", False),
 ]
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 

@@ -80,6 +80,19 @@ def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
     assert len(fps) == 2 and all(len(fp) == 64 for _, fp in fps)
     _, reports = query(wh, "SELECT report_path FROM report")
     assert all(Path(p).is_file() for (p,) in reports)
+    _, ratings = query(
+        wh,
+        "SELECT player, rating > 1500 FROM elo_bootstrap WHERE method = 'bradley_terry' ORDER BY 1",
+    )
+    assert ratings == [("good", True), ("partial", False)]
+    _, pair = query(wh, "SELECT a, b, p_a_greater, within_noise FROM final_pair")
+    assert pair == [("mini.good.r1", "mini.partial.r1", 1.0, False)]
+    _, board = query(wh, "SELECT within_noise_of_next, final_ci_low, on_frontier FROM leaderboard")
+    assert board[0] == (False, 1.0, False)  # the mini manifests give no cost: never on it
+    _, files = query(wh, "SELECT png_path, svg_path FROM leaderboard_plots")
+    assert len(files) == 3 and all(Path(p).is_file() for row in files for p in row)
+    _, gates = query(wh, "SELECT DISTINCT status, reason FROM gates")
+    assert gates == [("not-run", "no command in the manifest")]
 
 
 def _digests(root: Path) -> dict[str, str]:

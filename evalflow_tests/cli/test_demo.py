@@ -11,11 +11,12 @@ import pytest
 from evalflow.cli import main
 
 # speckit misses one e2e assertion; kiro misses S3-AC2, the configurable channel and every
-# webhook e2e test; bmad's webhook e2e test is mock-only and it never asserts trialEndsAt.
+# webhook e2e test; bmad's webhook e2e test is mock-only, it never asserts trialEndsAt, and
+# its failing proration unit test is a confirmed ✗ gate, so its Final is halved.
 PINNED = {
-    "speckit": (0.98, "fully meets spec"),
-    "bmad": (0.94, "fully meets spec"),
-    "kiro": (0.74, "partial (major gaps)"),
+    "speckit": (0.98, None, "fully meets spec"),
+    "kiro": (0.74, None, "partial (major gaps)"),
+    "bmad": (0.94, 0.47, "fully meets spec"),
 }
 RESULT_TABLES = ("scoring_run_1", "majority_vote", "ac_score", "story_score", "final_score")
 
@@ -39,8 +40,8 @@ def digests(root: Path) -> dict[str, str]:
 
 def test_demo_finals_are_pinned_and_reproducible(tmp_path: Path, capsys) -> None:
     first, root_a = demo(tmp_path, "a", capsys)
-    assert {r["framework"]: (r["final"], r["band"]) for r in first} == PINNED
-    assert [r["framework"] for r in first] == ["speckit", "bmad", "kiro"]
+    assert {r["framework"]: (r["final"], r["adjusted_final"], r["band"]) for r in first} == PINNED
+    assert [r["framework"] for r in first] == ["speckit", "kiro", "bmad"]
     assert all(Path(r["report_path"]).is_file() for r in first)
     second, root_b = demo(tmp_path, "b", capsys)
     assert [(r["framework"], r["final"]) for r in second] == [

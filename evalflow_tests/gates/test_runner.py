@@ -1,0 +1,321 @@
+"""Gates run for real in throw-away clones: statuses, timeouts, probes, base re-runs, hostility."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.domain.gates import NO_COMMAND_REASON, confirmed_failure
+from evalflow.domain.models import GateCommands
+from evalflow.errors import ReadOnlyViolationError
+from evalflow.gates import GateLimits, probe_isolation, run_gates
+from evalflow.repo.builder import build_repo
+from evalflow.repo.guard import capture_state, verify_unchanged
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "trialist"
+FAKE_KEY = "sk-ant-fake-0123456789abcdef"
+ISOLATED = probe_isolation().read_only
+needs_isolation = pytest.mark.skipif(
+    not ISOLATED, reason="user/mount namespaces unavailable on this machine"
+)
+
+HOSTILE_SH = """\
+target="$1"
+if echo pwned > "$target/PWNED.txt" 2>/dev/null
+then echo TARGET-WRITTEN
+else echo TARGET-BLOCKED
+fi
+echo pwned > "$HOME/pwned.txt" && echo "HOME-WRITE=$HOME"
+env
+cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -i api_key
+cat secret.txt
+python net.py "$2"
+exit 0
+"""
+NET_PY = """\
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+    print("NET-CONNECTED")
+except OSError as exc:
+    print(f"NET-BLOCKED: {exc}")
+"""
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _accepted(sock: socket.socket) -> bool:
+    try:
+        conn, _ = sock.accept()
+    except BlockingIOError:
+        return False
+    conn.close()
+    return True
+
+
+def test_pass_fail_and_missing_command(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"ok.py": "print('built')\n"})
+    before = capture_state(repo)
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(build="python -c 'raise SystemExit(1)'", unit="python -c 'exit(3)'"),
+        ["ok.py"],
+        build_command="python ok.py",
+        rerun_on_base=(),
+        timeout_s=30,
+    )
+    by_gate = {r.gate: r for r in results}
+    assert [r.gate for r in results] == ["build", "lint", "unit", "e2e"]
+    assert by_gate["build"].status == "pass"
+    assert by_gate["build"].command == "python ok.py"
+    assert "built" in by_gate["build"].output_tail
+    assert "fixed build command" in by_gate["build"].notes[-1]
+    assert by_gate["unit"].status == "fail"
+    assert by_gate["unit"].exit_code == 3
+    for gate in ("lint", "e2e"):
+        assert by_gate[gate].status == "not-run"
+        assert by_gate[gate].reason == NO_COMMAND_REASON
+        assert by_gate[gate].probe is not None
+    assert confirmed_failure(results)
+    verify_unchanged(repo, before)
+
+
+def test_hanging_gate_is_killed_at_its_timeout(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"hang.py": "while True:\n    pass\n"})
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit="sleep 60 & python hang.py"),
+        [],
+        timeout_s=2,
+        rerun_on_base=(),
+    )
+    unit = results[2]
+    assert unit.status == "fail"
+    assert unit.timed_out
+    assert 2 <= unit.duration_s < 10
+    assert "timeout" in unit.notes[-1]
+    assert confirmed_failure(results)
+
+
+def test_missing_executable_and_module_are_probed_not_runs(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.py": "\n"})
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(
+            unit="nonexistent-tool --version",
+            lint="python -m evalflow_no_such_module check .",
+            e2e="FOO=1 nonexistent-tool run",
+        ),
+        [],
+        timeout_s=30,
+    )
+    lint, unit, e2e = results[1], results[2], results[3]
+    assert unit.status == "not-run"
+    assert unit.probe is not None
+    assert unit.probe.command == "command -v nonexistent-tool"
+    assert unit.probe.exit_code != 0
+    assert "nonexistent-tool" in unit.probe.output
+    assert "not installed" in (unit.reason or "")
+    assert e2e.status == "not-run"
+    assert lint.status == "not-run"
+    assert lint.probe is not None
+    assert 'find_spec("evalflow_no_such_module")' in lint.probe.command
+    assert not confirmed_failure(results)
+
+
+def test_pre_existing_failure_versus_failures_caused_by_the_change(
+    make_repo: Callable[..., Path],
+) -> None:
+    legacy = 'echo "legacy/old.py:1: E999 broken"; exit 1\n'
+    mention = 'echo "new/feature.py:3: assertion failed"; exit 1\n'
+    repo = make_repo(
+        {"legacy.sh": legacy, "mention.sh": mention, "change.sh": "exit 0\n"},
+        {"new/feature.py": "x = 1\n", "change.sh": "echo broke; exit 1\n"},
+    )
+    before = capture_state(repo)
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(
+            build="sh change.sh", lint="sh legacy.sh", unit="sh mention.sh", e2e="sh change.sh"
+        ),
+        ["new/feature.py", "change.sh"],
+        timeout_s=30,
+    )
+    build, lint, unit, e2e = results
+    assert build.status == "fail"
+    assert build.base_exit_code is None
+    assert lint.status == "pre-existing"
+    assert lint.base_exit_code == 1
+    assert "also fails on base" in lint.notes[-1]
+    assert unit.status == "fail"
+    assert "new/feature.py" in unit.notes[-1]
+    assert e2e.status == "fail"
+    assert "passes on the base commit" in e2e.notes[-1]
+    assert not confirmed_failure([lint])
+    verify_unchanged(repo, before)
+
+
+def test_file_size_limit_applies(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(
+        {"README.md": "x\n"}, {"big.py": "with open('big', 'wb') as f:\n    f.write(b'x' * 4096)\n"}
+    )
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit="python big.py"),
+        [],
+        timeout_s=30,
+        rerun_on_base=(),
+        limits=GateLimits(file_size_bytes=1024),
+    )
+    assert results[2].status == "fail"
+
+
+def _hostile_repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo(
+        {"README.md": "x\n"},
+        {"hostile.sh": HOSTILE_SH, "net.py": NET_PY, "secret.txt": f"leak {FAKE_KEY}\n"},
+    )
+
+
+@needs_isolation
+def test_hostile_gate_is_contained(
+    make_repo: Callable[..., Path],
+    listener: socket.socket,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_home = tmp_path / "real-home"
+    real_home.mkdir()
+    monkeypatch.setenv("HOME", str(real_home))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    repo = _hostile_repo(make_repo)
+    port = listener.getsockname()[1]
+    before = capture_state(repo)
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit=f"sh hostile.sh {repo} {port}"),
+        [],
+        timeout_s=30,
+    )
+    unit = results[2]
+    assert unit.status == "pass", unit.output_tail
+    assert unit.network_isolated and unit.target_read_only
+    out = unit.output_tail
+    assert "TARGET-BLOCKED" in out
+    assert "NET-BLOCKED" in out
+    assert not _accepted(listener)
+    assert FAKE_KEY not in unit.model_dump_json()
+    assert "leak ***" in out
+    sandbox_home = next(line for line in out.splitlines() if line.startswith("HOME-WRITE="))
+    assert not Path(sandbox_home.removeprefix("HOME-WRITE=")).exists()
+    assert not (real_home / "pwned.txt").exists()
+    verify_unchanged(repo, before)
+    assert not (repo / "PWNED.txt").exists()
+
+
+def test_without_isolation_the_guard_catches_a_write_into_the_target(
+    make_repo: Callable[..., Path], listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    repo = _hostile_repo(make_repo)
+    port = listener.getsockname()[1]
+    with pytest.raises(ReadOnlyViolationError, match="gate unit \\(head\\) changed") as caught:
+        run_gates(
+            repo,
+            "head",
+            "base",
+            GateCommands(unit=f"sh hostile.sh {repo} {port}"),
+            [],
+            timeout_s=30,
+            isolation="none",
+        )
+    assert "file contents changed" in str(caught.value) or "status changed" in str(caught.value)
+    assert FAKE_KEY not in str(caught.value)
+
+
+def test_without_isolation_the_result_says_so(
+    make_repo: Callable[..., Path], listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    repo = make_repo({"README.md": "x\n"}, {"net.py": NET_PY, "secret.txt": f"leak {FAKE_KEY}\n"})
+    port = listener.getsockname()[1]
+    before = capture_state(repo)
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit=f"env; cat secret.txt; python net.py {port}"),
+        [],
+        timeout_s=30,
+        isolation="none",
+    )
+    unit = results[2]
+    assert unit.status == "pass"
+    assert not unit.network_isolated
+    assert not unit.target_read_only
+    assert any("network isolation unavailable" in note for note in unit.notes)
+    assert FAKE_KEY not in unit.model_dump_json()
+    assert "leak ***" in unit.output_tail
+    verify_unchanged(repo, before)
+
+
+def _demo_run(name: str, tmp_path: Path) -> tuple[Path, GateCommands, list[str]]:
+    manifest = yaml.safe_load((DEMO / "runs" / f"{name}-r1.yaml").read_text())
+    repo = build_repo(DEMO / "sources" / name, tmp_path / name)
+    diff = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--name-only", "base..head"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return repo, GateCommands(**manifest["gates"]), diff
+
+
+def test_demo_speckit_passes_every_gate(tmp_path: Path) -> None:
+    repo, commands, diff = _demo_run("speckit", tmp_path)
+    before = capture_state(repo)
+    results = run_gates(repo, "head", "base", commands, diff, timeout_s=120)
+    assert [r.status for r in results] == ["pass"] * 4, results
+    assert not confirmed_failure(results)
+    verify_unchanged(repo, before)
+
+
+def test_demo_bmad_fails_unit_on_one_proration_test(tmp_path: Path) -> None:
+    repo, commands, diff = _demo_run("bmad", tmp_path)
+    before = capture_state(repo)
+    results = run_gates(repo, "head", "base", commands, diff, timeout_s=120)
+    assert [r.status for r in results] == ["pass", "pass", "fail", "pass"]
+    unit = results[2]
+    assert unit.command == commands.unit
+    assert "1 failed" in unit.output_tail
+    assert "FAILED tests/unit/test_proration.py::" in unit.output_tail
+    assert unit.base_exit_code == 0
+    assert confirmed_failure(results)
+    verify_unchanged(repo, before)
