@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalflow.domain.models import Anchor, BaselineAC, Check, TestLevelPolicy, Verdict
+from evalflow.judges.cost import UsageRecord
 from evalflow.repo.snapshot import RepoSnapshot
 
 
@@ -39,10 +40,19 @@ class Judge(Protocol):
         """True when the k runs are identical by construction (the report says so)."""
         ...
 
+    @property
+    def model(self) -> str | None:
+        """The model that judges (None for offline judges); checked against the author."""
+        ...
+
     def fingerprint_fields(self) -> dict[str, Any]:
         """Everything about the judge that can change a verdict (model, prompt, parameters)."""
         ...
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
         """One verdict per check in `request.checks`, for run `request.run`."""
+        ...
+
+    def drain_usage(self) -> list[UsageRecord]:
+        """Model calls made since the last drain (empty for offline judges)."""
         ...

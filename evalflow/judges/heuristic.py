@@ -23,6 +23,7 @@ from typing import Any
 from evalflow.domain.globs import any_glob
 from evalflow.domain.models import BaselineAC, Check, Evidence, Probe, Search, Verdict
 from evalflow.judges.base import JudgeRequest
+from evalflow.judges.cost import UsageRecord
 from evalflow.repo.snapshot import RepoSnapshot
 from evalflow.repo.test_inventory import (
     LevelConventions,
@@ -106,6 +107,13 @@ class HeuristicJudge:
     @property
     def judge_id(self) -> str:
         return "heuristic"
+
+    @property
+    def model(self) -> str | None:
+        return None
+
+    def drain_usage(self) -> list[UsageRecord]:
+        return []
 
     @property
     def deterministic(self) -> bool:

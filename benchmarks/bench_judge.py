@@ -1,0 +1,260 @@
+"""Benchmark the Claude judge against the fake Messages API (no network, no key needed).
+
+Scenario: a synthetic repository (30 modules of ~150 lines plus tests), a 30-file diff
+surface, 6 calibration anchors, and N checks; each check takes 1 or 2 tool turns (grep, then
+read_file for every other check) before `submit_verdict`. The fake server computes usage from
+each request's `cache_control` breakpoints (prefix hashing, 1024-token minimum, 5-minute TTL),
+so the prompt-cache figures are what these requests would get. Dollars use the bundled price
+table (`evalflow/judges/prices.yaml`) for the default model.
+
+Reported:
+1. requests, tokens and dollars per check (run 1, cold response cache);
+2. an unchanged second run: response-cache hit ratio (target 100 %) and requests (target 0);
+3. share of input tokens served from the prompt cache on runs 2..k (and on run 1);
+4. dollars with prompt caching vs the same tokens billed without it (baseline);
+5. wall time at concurrency 8 vs 1 with an artificial per-request latency (median of repeats).
+
+Run from the repository root: `.venv/bin/python benchmarks/bench_judge.py [--quick]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evalflow.domain.models import Anchor, BaselineAC, Check  # noqa: E402
+from evalflow.judges.anthropic_judge import ClaudeJudge, ClaudeSettings  # noqa: E402
+from evalflow.judges.base import JudgeRequest  # noqa: E402
+from evalflow.judges.cost import UsageRecord, load_prices  # noqa: E402
+from evalflow.repo.snapshot import RepoSnapshot, SourceFile  # noqa: E402
+from evalflow_tests.judges.fake_anthropic import (  # noqa: E402
+    FakeAnthropic,
+    Reply,
+    Turn,
+    submit,
+    tool_use,
+)
+
+MODULES = 30
+
+
+def module_text(index: int) -> str:
+    lines = [f'"""Module {index}: service layer for feature {index}."""', "", "import json", ""]
+    for fn in range(12):
+        lines += [
+            f"def feature_{index}_step_{fn}(payload, store):",
+            f'    """Step {fn} of feature {index}: validate, transform and persist."""',
+            "    if not payload.get('id'):",
+            f"        raise ValueError('feature {index} step {fn} needs an id')",
+            f"    record = {{'id': payload['id'], 'step': {fn}, 'feature': {index}}}",
+            "    record['data'] = json.dumps(payload, sort_keys=True)",
+            "    store.save(record)",
+            "    return record",
+            "",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def test_text(index: int) -> str:
+    lines = [f"from app.module_{index} import feature_{index}_step_0", ""]
+    for case in range(8):
+        lines += [
+            f"def test_feature_{index}_case_{case}(store):",
+            f"    out = feature_{index}_step_0({{'id': {case}}}, store)",
+            f"    assert out['step'] == 0 and out['feature'] == {index}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def snapshot() -> RepoSnapshot:
+    files = {f"app/module_{i}.py": module_text(i) for i in range(MODULES)}
+    files |= {f"tests/test_module_{i}.py": test_text(i) for i in range(MODULES)}
+    return RepoSnapshot("c0ffee", {p: SourceFile(p, t) for p, t in files.items()})
+
+
+def checks(n: int) -> tuple[tuple[BaselineAC, Check], ...]:
+    out = []
+    for i in range(n):
+        check = Check(
+            id=f"S{i}-AC1-I1",
+            kind="I",
+            proposition=(
+                f"feature_{i % MODULES}_step_{i % 12} validates the id, builds the record with "
+                "the feature and step fields and persists it through the store"
+            ),
+        )
+        ac = BaselineAC(
+            id=f"S{i}-AC1",
+            text=f"Feature {i} persists a validated record for each step.",
+            interpretation="'persists' means store.save is called with the constructed record",
+            checks=(check,),
+        )
+        out.append((ac, check))
+    return tuple(out)
+
+
+ANCHORS = tuple(
+    Anchor(
+        check_id=f"S{i}-AC1-I1",
+        verdict="MET" if i % 3 else "UNMET",
+        example=(
+            f"app/module_{i}.py: feature_{i}_step_0 builds record = {{'id', 'step', 'feature'}} "
+            "and calls store.save(record) on the constructed object; a call site alone would "
+            "not be enough because the payload must carry every named field. " * 3
+        ),
+        reason="settled during calibration: the constructed payload was read end to end",
+    )
+    for i in range(6)
+)
+
+
+def request(n: int, run: int, snap: RepoSnapshot) -> JudgeRequest:
+    return JudgeRequest(
+        run_key="bench.fw.r1",
+        run=run,
+        checks=checks(n),
+        snapshot=snap,
+        diff_paths=tuple(f"app/module_{i}.py" for i in range(MODULES)),
+        anchors=ANCHORS,
+    )
+
+
+def responder(turn: Turn) -> Reply:
+    index = int(turn.check_id[1:].split("-")[0])
+    module, step = index % MODULES, index % 12
+    symbol = f"feature_{module}_step_{step}"
+    line = 5 + step * 10
+    if turn.turn == 1:
+        return Reply(
+            [tool_use("grep", {"pattern": rf"def {symbol}\(", "path_glob": "app/**"}, turn)],
+            output_tokens=150,
+        )
+    if turn.turn == 2 and index % 2:
+        args = {"path": f"app/module_{module}.py", "start": line, "end": line + 60}
+        return Reply([tool_use("read_file", args, turn)], output_tokens=150)
+    evidence = {
+        "path": f"app/module_{module}.py",
+        "start_line": line,
+        "end_line": line + 7,
+        "quote": "store.save(record)",
+    }
+    return submit(turn, "MET", evidence=[evidence], rationale="payload built and saved")
+
+
+def judge(fake: FakeAnthropic, cache: Path, concurrency: int) -> ClaudeJudge:
+    return ClaudeJudge(
+        ClaudeSettings(concurrency=concurrency, timeout_s=30.0),
+        cache_dir=cache,
+        base_url=fake.base_url,
+    )
+
+
+def per_check(records: list[UsageRecord], n: int) -> dict[str, float]:
+    paid = [r for r in records if not r.cached]
+    return {
+        "requests": len(paid) / n,
+        "input": sum(r.input_tokens for r in paid) / n,
+        "cache_read": sum(r.cache_read_tokens for r in paid) / n,
+        "cache_write": sum(r.cache_write_tokens for r in paid) / n,
+        "output": sum(r.output_tokens for r in paid) / n,
+        "usd": sum(r.usd for r in paid) / n,
+    }
+
+
+def cache_share(records: list[UsageRecord]) -> float:
+    paid = [r for r in records if not r.cached]
+    total = sum(r.input_tokens + r.cache_read_tokens + r.cache_write_tokens for r in paid)
+    return sum(r.cache_read_tokens for r in paid) / total if total else 0.0
+
+
+def uncached_usd(records: list[UsageRecord]) -> float:
+    row = load_prices().price(ClaudeSettings().model)
+    return (
+        sum(
+            (r.input_tokens + r.cache_read_tokens + r.cache_write_tokens) * row.input
+            + r.output_tokens * row.output
+            for r in records
+            if not r.cached
+        )
+        / 1_000_000
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer checks and repeats")
+    args = parser.parse_args()
+    n = 8 if args.quick else 20
+    repeats = 2 if args.quick else 3
+    latency = 0.05
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-real-key")
+    os.environ.pop("ANTHROPIC_BASE_URL", None)
+    snap = snapshot()
+    print(f"Claude judge vs fake Messages API: {n} checks, k = 3, model {ClaudeSettings().model}")
+
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(responder) as fake:
+        cache = Path(tmp) / "cache"
+        first = judge(fake, cache, 8)
+        first.score(request(n, 1, snap))
+        run1 = first.drain_usage()
+        stats = per_check(run1, n)
+        print("\n1. per check, run 1 (cold caches)")
+        print(
+            f"   requests {stats['requests']:.2f} | input {stats['input']:.0f} | cache read "
+            f"{stats['cache_read']:.0f} | cache write {stats['cache_write']:.0f} | output "
+            f"{stats['output']:.0f} tokens | ${stats['usd']:.5f}"
+        )
+
+        before = len(fake.requests)
+        again = judge(fake, cache, 8)
+        again.score(request(n, 1, snap))
+        replay = again.drain_usage()
+        hits = sum(r.cached for r in replay) / len(replay)
+        print("\n2. unchanged second run (same inputs, same run index)")
+        print(f"   response-cache hits {hits:.0%} | requests {len(fake.requests) - before}")
+
+        later: list[UsageRecord] = []
+        for run in (2, 3):
+            first.score(request(n, run, snap))
+            later += first.drain_usage()
+        print("\n3. input tokens served from the prompt cache")
+        print(f"   run 1 {cache_share(run1):.1%} | runs 2..3 {cache_share(later):.1%}")
+
+        paid = run1 + later
+        with_cache = sum(r.usd for r in paid)
+        without = uncached_usd(paid)
+        print("\n4. dollars for the 3 runs: prompt caching vs baseline without it")
+        print(
+            f"   ${with_cache:.4f} vs ${without:.4f} (ratio {without / with_cache:.2f}x, "
+            f"prices as of {load_prices().as_of})"
+        )
+
+    print(f"\n5. wall time of one scoring run, {latency * 1000:.0f} ms per request")
+    timings: dict[int, list[float]] = {1: [], 8: []}
+    with FakeAnthropic(responder, latency_s=latency) as fake:
+        for rep in range(repeats):
+            for concurrency in (1, 8):
+                with tempfile.TemporaryDirectory() as tmp:
+                    j = judge(fake, Path(tmp) / f"c{rep}", concurrency)
+                    start = time.perf_counter()
+                    j.score(request(n, 1, snap))
+                    timings[concurrency].append(time.perf_counter() - start)
+    serial, parallel = statistics.median(timings[1]), statistics.median(timings[8])
+    print(
+        f"   concurrency 1: {serial:.3f} s | concurrency 8: {parallel:.3f} s | "
+        f"speed-up {serial / parallel:.1f}x (median of {repeats})"
+    )
+
+
+if __name__ == "__main__":
+    main()

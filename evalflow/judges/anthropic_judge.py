@@ -1,0 +1,617 @@
+"""The Claude judge: one tool-use conversation per check over read-only repository tools.
+
+Per check (not per AC: every check gets its own evidence, searches and cache entries, and the
+shared prefix is cheap thanks to prompt caching) the judge runs a bounded loop: Claude calls
+`list_files` / `grep` / `read_file` (see `repo_tools`), evalflow answers from the snapshot, and
+Claude ends by calling `submit_verdict` {status MET|UNMET, evidence, searches, rationale}.
+Only evalflow answers UNSCORED, always with the reason: a malformed answer twice in a row
+(schema-invalid `submit_verdict` input, or no `submit_verdict` call), the loop exhausted
+(`max_turns`), an API failure after the SDK's retries, any other exception inside that check,
+or "budget stop". One failing check never fails the run.
+
+Model parameters, as the installed SDK (anthropic 2.x, API version 2026-10-21) allows them:
+- no sampling parameters: that API version rejects `temperature` for every model, so the k
+  runs use the model's default sampling. They are distinct requests because the run index is
+  in the per-check block (see `prompt`); the response cache makes a re-run byte-identical.
+- the final answer is forced with `tool_choice: {"type": "tool", "name": "submit_verdict"}` on
+  the last turn and on the retry of a malformed answer, for models that accept forced tool use
+  (the Claude 3 and 4 generations up to Opus 4.6). The 5.5 generation (the default model)
+  rejects forced tool choice, so there the prompt asks for the call and the one-retry rule
+  covers a miss. `force_final_tool` overrides the rule.
+- `submit_verdict` and the repository tools are declared `strict` (schema-constrained inputs);
+  evalflow still validates every answer.
+
+Configuration (environment, read when the judge is built; constructor arguments win):
+`EVALFLOW_CLAUDE_MODEL` (default `claude-sonnet-5-5`, the current Sonnet),
+`EVALFLOW_CLAUDE_MAX_TOKENS` (4096), `EVALFLOW_CLAUDE_CONCURRENCY` (4 threads),
+`EVALFLOW_CLAUDE_MAX_TURNS` (12), `EVALFLOW_CLAUDE_MAX_RETRIES` (4, SDK retries with backoff on
+408/409/429/5xx incl. 529 overloaded), `EVALFLOW_CLAUDE_TIMEOUT` (120 s per request),
+`EVALFLOW_CLAUDE_EFFORT` (unset = model default; low|medium|high|xhigh|max),
+`EVALFLOW_MAX_COST_USD` (unset = no limit), `EVALFLOW_CLAUDE_BATCH` (1 = Message Batches, see
+`batch`), `EVALFLOW_CLAUDE_BATCH_POLL_S` (30). `ANTHROPIC_BASE_URL` is honoured by the SDK.
+The API key is read by the SDK from `ANTHROPIC_API_KEY`; evalflow never reads it into a record,
+verdict, cache entry, log line or exception message (reasons are scrubbed as a second guard).
+
+Self-preference (SPEC core rule 4): `same_family(judge_model, author_model)`; when it holds the
+judge logs a warning and tells the model to score borderline checks UNMET. The majority vote's
+`borderline_to_unmet` is wired by the pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalflow.domain.models import BaselineAC, Check, Evidence, Search, Verdict
+from evalflow.errors import InputError
+from evalflow.judges.base import JudgeRequest
+from evalflow.judges.cache import ResponseCache, cache_key
+from evalflow.judges.cost import (
+    BUDGET_STOP,
+    Budget,
+    BudgetExceededError,
+    PriceTable,
+    UsageRecord,
+    load_prices,
+)
+from evalflow.judges.family import bare_model, same_family
+from evalflow.judges.prompt import (
+    PROMPT_VERSION,
+    RETRY_NO_SUBMIT,
+    SUBMIT_TOOL,
+    SUBMIT_TOOL_NAME,
+    SYSTEM_PROMPT,
+    check_block,
+    run_context,
+)
+from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
+
+if TYPE_CHECKING:
+    import anthropic
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_K = 3
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+FLAG_CLAIMED_SEARCH = "claimed-search-not-run"
+_EPHEMERAL = {"type": "ephemeral"}
+_LINE_PREFIX = re.compile(r"^\s*\d+: ", re.MULTILINE)
+_FORCED_TOOL_OK = (
+    "claude-3",
+    "claude-sonnet-4",
+    "claude-haiku-4",
+    "claude-opus-4-0",
+    "claude-opus-4-1",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-opus-4-2025",
+)
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value.strip() if value and value.strip() else None
+
+
+def _env_number(name: str, kind: type[int] | type[float]) -> int | float | None:
+    value = _env(name)
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError as exc:
+        raise InputError(
+            f"{name}={value!r} is not a number", fix=f"set {name} to a {kind.__name__}"
+        ) from exc
+
+
+class ClaudeSettings(BaseModel):
+    """Every knob of the Claude judge, with its documented default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = DEFAULT_MODEL
+    max_tokens: int = Field(default=4096, ge=256)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    max_turns: int = Field(default=12, ge=2, le=100)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    timeout_s: float = Field(default=120.0, gt=0)
+    effort: Effort | None = None
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    force_final_tool: bool | None = Field(
+        default=None, description="None: decided by the model (see forced_tool_choice_supported)"
+    )
+    strict_tools: bool = True
+    chars_per_token: float = Field(
+        default=2.5, gt=0, description="budget estimate of input tokens (conservative)"
+    )
+    batch: bool = False
+    batch_poll_s: float = Field(default=30.0, gt=0)
+    batch_max_wait_s: float = Field(default=24 * 3600.0, gt=0)
+    batch_rounds: int | None = Field(
+        default=None, ge=1, description="batched turns per check; None = every turn"
+    )
+    limits: ToolLimits = ToolLimits()
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> ClaudeSettings:
+        """Defaults, then the EVALFLOW_CLAUDE_* / EVALFLOW_MAX_COST_USD variables, then
+        `overrides` (a bad value is an InputError naming the variable)."""
+        values: dict[str, Any] = {}
+        numbers: dict[str, tuple[str, type[int] | type[float]]] = {
+            "max_tokens": ("EVALFLOW_CLAUDE_MAX_TOKENS", int),
+            "concurrency": ("EVALFLOW_CLAUDE_CONCURRENCY", int),
+            "max_turns": ("EVALFLOW_CLAUDE_MAX_TURNS", int),
+            "max_retries": ("EVALFLOW_CLAUDE_MAX_RETRIES", int),
+            "timeout_s": ("EVALFLOW_CLAUDE_TIMEOUT", float),
+            "max_cost_usd": ("EVALFLOW_MAX_COST_USD", float),
+            "batch_poll_s": ("EVALFLOW_CLAUDE_BATCH_POLL_S", float),
+        }
+        for field_name, (env_name, kind) in numbers.items():
+            number = _env_number(env_name, kind)
+            if number is not None:
+                values[field_name] = number
+        if (model := _env("EVALFLOW_CLAUDE_MODEL")) is not None:
+            values["model"] = model
+        if (effort := _env("EVALFLOW_CLAUDE_EFFORT")) is not None:
+            values["effort"] = effort
+        if (batch := _env("EVALFLOW_CLAUDE_BATCH")) is not None:
+            values["batch"] = batch.lower() in {"1", "true", "yes", "on"}
+        values.update(overrides)
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InputError(
+                f"invalid Claude judge setting {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                fix="check the EVALFLOW_CLAUDE_* / EVALFLOW_MAX_COST_USD environment variables",
+            ) from exc
+
+
+def forced_tool_choice_supported(model: str) -> bool:
+    """Whether the model accepts `tool_choice` naming a tool (see the module docstring)."""
+    return bare_model(model).startswith(_FORCED_TOOL_OK)
+
+
+class _Submission(BaseModel):
+    """The `submit_verdict` tool input, validated before it becomes a Verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["MET", "UNMET"]
+    evidence: tuple[Evidence, ...]
+    searches: tuple[Search, ...]
+    rationale: str
+
+
+@dataclass(frozen=True)
+class CallSite:
+    run_key: str
+    check_id: str
+    run: int
+    turn: int
+
+
+class PendingCallError(Exception):
+    """Raised in batch-prefetch mode when a turn is not cached yet (see `batch`)."""
+
+    def __init__(self, key: str, params: dict[str, Any], site: CallSite) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+        self.site = site
+
+
+def _redact(text: str) -> str:
+    secret = os.environ.get("ANTHROPIC_API_KEY")
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return text[:400]
+
+
+def _assistant_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A response's content blocks in the shape the API accepts back as an assistant turn."""
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            if block.get("text"):
+                out.append({"type": "text", "text": block["text"]})
+        elif kind == "tool_use":
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": block["id"],
+                    "name": block["name"],
+                    "input": block.get("input"),
+                }
+            )
+        elif kind == "thinking":
+            out.append(
+                {"type": "thinking", "thinking": block["thinking"], "signature": block["signature"]}
+            )
+        elif kind == "redacted_thinking":
+            out.append({"type": "redacted_thinking", "data": block["data"]})
+        else:
+            out.append(block)
+    return out or [{"type": "text", "text": "(empty answer)"}]
+
+
+def _tool_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": result.text,
+        "is_error": result.is_error,
+    }
+
+
+def _with_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of the messages with cache breakpoints on the run-context block and, after the
+    first turn, on the last block of the conversation (so turn n+1 reads turn n's prefix)."""
+    out = [{**m, "content": [dict(b) for b in m["content"]]} for m in messages]
+    out[0]["content"][0]["cache_control"] = dict(_EPHEMERAL)
+    if len(out) > 1:
+        out[-1]["content"][-1]["cache_control"] = dict(_EPHEMERAL)
+    return out
+
+
+def _make_client(
+    settings: ClaudeSettings, base_url: str | None, http_client: Any | None
+) -> anthropic.Anthropic:
+    import anthropic
+
+    kwargs: dict[str, Any] = {"max_retries": settings.max_retries, "timeout": settings.timeout_s}
+    if base_url:
+        kwargs["base_url"] = base_url
+    if http_client is not None:
+        kwargs["http_client"] = http_client
+    return anthropic.Anthropic(**kwargs)
+
+
+class ClaudeJudge:
+    """Claude through the official SDK with read-only repository tools (module docstring)."""
+
+    def __init__(
+        self,
+        settings: ClaudeSettings | None = None,
+        *,
+        cache_dir: Path | None = None,
+        client: anthropic.Anthropic | None = None,
+        base_url: str | None = None,
+        http_client: Any | None = None,
+        budget: Budget | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.settings = settings or ClaudeSettings.from_env()
+        self.prices = prices or load_prices()
+        self.prices.price(self.settings.model)
+        self.client = client or _make_client(self.settings, base_url, http_client)
+        self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
+        self.budget = budget if budget is not None else Budget(self.settings.max_cost_usd)
+        force = self.settings.force_final_tool
+        self.force_final_tool = (
+            forced_tool_choice_supported(self.settings.model) if force is None else force
+        )
+        self._usage: list[UsageRecord] = []
+        self._usage_lock = threading.Lock()
+        tools = [*TOOL_DEFINITIONS, SUBMIT_TOOL]
+        self._tools = [
+            {**t, "strict": True} if self.settings.strict_tools else dict(t) for t in tools
+        ]
+        self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def judge_id(self) -> str:
+        return f"anthropic:{self.settings.model}"
+
+    @property
+    def deterministic(self) -> bool:
+        return False
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "judge": self.judge_id,
+            "model": s.model,
+            "prompt_version": PROMPT_VERSION,
+            # API version 2026-10-21 accepts no sampling parameters: model default sampling.
+            "temperature": None,
+            "max_tokens": s.max_tokens,
+            "max_turns": s.max_turns,
+            "effort": s.effort,
+            "final_tool_choice": "forced" if self.force_final_tool else "auto",
+            "strict_tools": s.strict_tools,
+            "tool_limits": s.limits.model_dump(),
+        }
+
+    def drain_usage(self) -> list[UsageRecord]:
+        """Usage records since the last drain (the pipeline stores them as `judge_usage`)."""
+        with self._usage_lock:
+            records, self._usage = self._usage, []
+        return records
+
+    def record_usage(self, record: UsageRecord) -> None:
+        with self._usage_lock:
+            self._usage.append(record)
+
+    def score(self, request: JudgeRequest) -> list[Verdict]:
+        if same_family(self.settings.model, request.author_model):
+            log.warning(
+                "judge model %s and author model %s are the same family: self-preference "
+                "risk (SPEC core rule 4); borderline checks must be scored UNMET",
+                self.settings.model,
+                request.author_model,
+            )
+        if self.settings.batch:
+            from evalflow.judges.batch import prefetch_with_batches
+
+            prefetch_with_batches(self, request)
+        pool = ThreadPoolExecutor(
+            max_workers=self.settings.concurrency, thread_name_prefix="claude-judge"
+        )
+        try:
+            futures = [
+                pool.submit(self.score_check, ac, check, request, prefetch=False)
+                for ac, check in request.checks
+            ]
+            return [f.result() for f in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def score_check(
+        self, ac: BaselineAC, check: Check, request: JudgeRequest, *, prefetch: bool
+    ) -> Verdict:
+        """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
+        tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
+        try:
+            return self._converse(ac, check, request, tools, prefetch=prefetch)
+        except PendingCallError:
+            raise
+        except BudgetExceededError:
+            return self._unscored(check, request.run, tools, BUDGET_STOP)
+        except Exception as exc:
+            return self._unscored(check, request.run, tools, failure_reason(exc))
+
+    def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
+        return Verdict(
+            check_id=check.id,
+            run=run,
+            status="UNSCORED",
+            searches=tuple(dict.fromkeys(tools.searches)),
+            rationale=reason,
+            judge_id=self.judge_id,
+        )
+
+    def request_params(self, messages: list[dict[str, Any]], *, force: bool) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.settings.model,
+            "max_tokens": self.settings.max_tokens,
+            "system": self._system,
+            "tools": self._tools,
+            "tool_choice": (
+                {"type": "tool", "name": SUBMIT_TOOL_NAME} if force else {"type": "auto"}
+            ),
+            "messages": _with_breakpoints(messages),
+        }
+        if self.settings.effort is not None:
+            params["output_config"] = {"effort": self.settings.effort}
+        return params
+
+    def key_for(self, params: dict[str, Any], run: int) -> str:
+        return cache_key(self.settings.model, PROMPT_VERSION, params, run)
+
+    def _call(self, params: dict[str, Any], site: CallSite, *, prefetch: bool) -> dict[str, Any]:
+        key = self.key_for(params, site.run)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                if not prefetch:
+                    # The original call's tokens and price: what this verdict cost to obtain,
+                    # although this run paid nothing for it (`cached`).
+                    original = self.usage_from_response(
+                        site, hit, request_id=None, attempt=0, batch=False
+                    )
+                    self.record_usage(original.model_copy(update={"cached": True}))
+                return hit
+        if prefetch:
+            raise PendingCallError(key, params, site)
+        estimate = self.prices.worst_case_usd(
+            self.settings.model,
+            input_chars=len(json.dumps(params, ensure_ascii=False)),
+            max_tokens=self.settings.max_tokens,
+            chars_per_token=self.settings.chars_per_token,
+            batch=False,
+        )
+        reserved = self.budget.reserve(estimate)
+        try:
+            raw = self.client.messages.with_raw_response.create(**params)
+            message = raw.parse()
+        except BaseException:
+            self.budget.release(reserved)
+            raise
+        response = message.model_dump(mode="json", exclude_none=True)
+        record = self.usage_from_response(
+            site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
+        )
+        self.budget.settle(reserved, record.usd)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        self.record_usage(record)
+        return response
+
+    def _usage_record(self, site: CallSite, **fields: Any) -> UsageRecord:
+        return UsageRecord(
+            run_key=site.run_key,
+            check_id=site.check_id,
+            run=site.run,
+            turn=site.turn,
+            model=self.settings.model,
+            **fields,
+        )
+
+    def usage_from_response(
+        self,
+        site: CallSite,
+        response: dict[str, Any],
+        *,
+        request_id: str | None,
+        attempt: int,
+        batch: bool,
+    ) -> UsageRecord:
+        usage = response.get("usage") or {}
+        tokens = {
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
+            "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
+        }
+        usd = self.prices.usd(self.settings.model, batch=batch, **tokens)
+        return self._usage_record(
+            site, request_id=request_id, attempt=attempt, usd=usd, batch=batch, **tokens
+        )
+
+    def _converse(
+        self,
+        ac: BaselineAC,
+        check: Check,
+        request: JudgeRequest,
+        tools: RepoTools,
+        *,
+        prefetch: bool,
+    ) -> Verdict:
+        k = int(request.extra.get("k", DEFAULT_K))
+        context = run_context(
+            request.diff_paths,
+            request.anchors,
+            request.test_levels,
+            same_family(self.settings.model, request.author_model),
+        )
+        messages: list[dict[str, Any]] = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": context},
+                    {"type": "text", "text": check_block(ac, check, request.run, k)},
+                ],
+            }
+        ]
+        retried = False
+        for turn in range(1, self.settings.max_turns + 1):
+            force = self.force_final_tool and (retried or turn == self.settings.max_turns)
+            site = CallSite(request.run_key, check.id, request.run, turn)
+            response = self._call(
+                self.request_params(messages, force=force), site, prefetch=prefetch
+            )
+            content = _assistant_content(response.get("content") or [])
+            messages.append({"role": "assistant", "content": content})
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            submits = [b for b in uses if b.get("name") == SUBMIT_TOOL_NAME]
+            if submits:
+                verdict, problem = self._verdict_from(
+                    submits[0].get("input"), check, request, tools
+                )
+                if verdict is not None:
+                    return verdict
+            elif uses:
+                results = [
+                    _tool_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
+                ]
+                messages.append({"role": "user", "content": results})
+                continue
+            else:
+                problem = f"no submit_verdict call (stop_reason {response.get('stop_reason')})"
+            if retried:
+                return self._unscored(
+                    check, request.run, tools, f"malformed answer twice: {problem}"
+                )
+            retried = True
+            messages.append({"role": "user", "content": self._retry_turn(uses, problem, tools)})
+        return self._unscored(
+            check,
+            request.run,
+            tools,
+            f"tool loop exhausted: no verdict after {self.settings.max_turns} turns",
+        )
+
+    def _retry_turn(
+        self, uses: list[dict[str, Any]], problem: str, tools: RepoTools
+    ) -> list[dict[str, Any]]:
+        if not uses:
+            return [{"type": "text", "text": RETRY_NO_SUBMIT}]
+        out = []
+        for block in uses:
+            if block.get("name") == SUBMIT_TOOL_NAME:
+                result = ToolResult(
+                    f"error: invalid submit_verdict input: {problem}. Fix it and call "
+                    "submit_verdict again.",
+                    is_error=True,
+                )
+            else:
+                result = tools.call(block["name"], block.get("input"))
+            out.append(_tool_result(block["id"], result))
+        return out
+
+    def _verdict_from(
+        self, payload: Any, check: Check, request: JudgeRequest, tools: RepoTools
+    ) -> tuple[Verdict | None, str]:
+        try:
+            submitted = _Submission.model_validate(payload)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "input"
+            return None, f"{where}: {first['msg']}"
+        # A quote copied with read_file's "12: " prefixes is still checked against the file.
+        evidence = tuple(
+            e.model_copy(update={"quote": _LINE_PREFIX.sub("", e.quote)}) if e.quote else e
+            for e in submitted.evidence
+        )
+        executed = tuple(dict.fromkeys(tools.searches))
+        run_patterns = {s.pattern for s in executed}
+        claimed = [s.pattern for s in submitted.searches if s.pattern not in run_patterns]
+        flags: tuple[str, ...] = ()
+        rationale = submitted.rationale
+        if claimed:
+            flags = (FLAG_CLAIMED_SEARCH,)
+            rationale += f" [judge: claimed searches never run: {', '.join(claimed[:5])}]"
+        return (
+            Verdict(
+                check_id=check.id,
+                run=request.run,
+                status=submitted.status,
+                evidence=evidence,
+                searches=executed,
+                rationale=rationale,
+                judge_id=self.judge_id,
+                flags=flags,
+            ),
+            "",
+        )
+
+
+def failure_reason(exc: Exception) -> str:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return _redact(f"API failure: HTTP {exc.status_code} {type(exc).__name__}: {exc.message}")
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "API failure: request timed out after retries"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return "API failure: connection error after retries"
+    if isinstance(exc, InputError):
+        return _redact(f"judge error: {exc.one_line()}")
+    return _redact(f"judge error: {type(exc).__name__}: {exc}")

@@ -1,0 +1,53 @@
+"""Model families for the self-preference rule (SPEC core rule 4: evaluator ≠ author).
+
+Pure and dependency-free, so the offline pipeline can apply the rule without loading an SDK.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DATED = re.compile(r"-\d{8}$")
+_PROVIDER_PREFIX = re.compile(r"^(?:[a-z]{2}\.)?(?:anthropic[./]|openai/|google/|vertex_ai/)")
+
+
+def bare_model(model: str) -> str:
+    return _DATED.sub("", _PROVIDER_PREFIX.sub("", model.strip().lower()))
+
+
+def model_family(model: str) -> str:
+    """The vendor family of a model id, for the self-preference rule (SPEC core rule 4).
+
+    claude-* → anthropic; gpt-*, o1/o3/o4*, chatgpt-*, codex-* → openai; gemini-*/gemma-* →
+    google; grok-* → xai; llama-* → meta; mistral/mixtral/codestral/devstral/magistral-* →
+    mistral; deepseek-* → deepseek; qwen*/qwq-* → alibaba; kimi-*/moonshot-* → moonshot;
+    glm-* → zhipu. Provider prefixes (`anthropic/`, `bedrock` style `anthropic.`, `openai/`)
+    and date suffixes are ignored. Anything else is its own family: the first dash-separated
+    token of the bare id.
+    """
+    bare = bare_model(model)
+    rules: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("anthropic", ("claude",)),
+        ("openai", ("gpt", "o1", "o3", "o4", "chatgpt", "codex")),
+        ("google", ("gemini", "gemma")),
+        ("xai", ("grok",)),
+        ("meta", ("llama",)),
+        ("mistral", ("mistral", "mixtral", "codestral", "devstral", "magistral")),
+        ("deepseek", ("deepseek",)),
+        ("alibaba", ("qwen", "qwq")),
+        ("moonshot", ("kimi", "moonshot")),
+        ("zhipu", ("glm",)),
+    )
+    head = re.split(r"[-_.:/ ]", bare, maxsplit=1)[0]
+    for family, prefixes in rules:
+        if any(head == p or (len(p) > 2 and head.startswith(p)) for p in prefixes):
+            return family
+    return head
+
+
+def same_family(judge_model: str, author_model: str | None) -> bool:
+    """True when the judging model and the code's author model share a vendor family
+    (claude-* vs claude-*, gpt-* vs o3, ...); False when the author is unknown."""
+    if not author_model or not author_model.strip():
+        return False
+    return model_family(judge_model) == model_family(author_model)

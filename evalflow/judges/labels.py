@@ -1,0 +1,170 @@
+"""The labels judge: verdicts read from a file (human labels, or another evaluator's output).
+
+File (YAML or JSON, the same shape):
+
+    run_key: mini.good.r1          # optional; when set, the file only applies to that run
+    verdicts:
+      - check_id: S1-AC1-I1
+        run: 2                     # optional; a verdict without `run` applies to all k runs
+        status: MET                # MET | UNMET | UNSCORED
+        evidence: [{path: app/core.py, start_line: 2, end_line: 2, quote: "..."}]
+        searches: [{pattern: "greet", scope: "diff surface", hits: 1}]
+        rationale: "..."
+
+A per-run verdict wins over a run-less one for its run. A check the file does not label is
+answered UNSCORED with the reason (never a silent zero). Labels pass the same evidence
+validator as every other judge. It is deterministic (the report says so) and the gold source
+for calibration. The file comes from the constructor or `EVALFLOW_LABELS`; a malformed file is
+an InputError naming the file and the entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalflow.domain.models import Evidence, Search, Status, Verdict
+from evalflow.errors import InputError
+from evalflow.judges.base import JudgeRequest
+from evalflow.judges.cost import UsageRecord
+
+LABELS_ENV = "EVALFLOW_LABELS"
+
+
+class LabelVerdict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    check_id: str = Field(min_length=1)
+    run: int | None = Field(default=None, ge=1)
+    status: Status
+    evidence: tuple[Evidence, ...] = ()
+    searches: tuple[Search, ...] = ()
+    rationale: str = ""
+
+
+class LabelFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_key: str | None = None
+    verdicts: tuple[LabelVerdict, ...]
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = list(error["loc"])
+    where = ""
+    if len(loc) >= 2 and loc[0] == "verdicts" and isinstance(loc[1], int):
+        where = f"verdicts[{loc[1]}]"
+        loc = loc[2:]
+    field = ".".join(str(p) for p in loc)
+    place = " ".join(p for p in (where, field) if p) or "file"
+    return f"{place}: {error['msg']}"
+
+
+def load_labels(path: Path) -> LabelFile:
+    """Parse and validate a labels file; every problem is one InputError line."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(
+            f"cannot read labels file: {exc.strerror}",
+            where=str(path),
+            fix=f"check the path (or {LABELS_ENV})",
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"labels file is not valid YAML/JSON: {exc}", where=str(path)) from exc
+    try:
+        labels = LabelFile.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(
+            f"invalid labels entry {_describe(exc.errors()[0])}",
+            where=str(path),
+            fix="see evalflow/judges/labels.py for the file shape",
+        ) from exc
+    seen: dict[tuple[str, int | None], int] = {}
+    for index, entry in enumerate(labels.verdicts):
+        slot = (entry.check_id, entry.run)
+        if slot in seen:
+            run = "all runs" if entry.run is None else f"run {entry.run}"
+            raise InputError(
+                f"invalid labels entry verdicts[{index}]: check {entry.check_id} ({run}) is "
+                f"already labelled by verdicts[{seen[slot]}]",
+                where=str(path),
+            )
+        seen[slot] = index
+    return labels
+
+
+class LabelsJudge:
+    """Verdicts from a labels file (see the module docstring)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        env = os.environ.get(LABELS_ENV)
+        if path is None and not env:
+            raise InputError(
+                "the labels judge needs a labels file",
+                fix=f"set {LABELS_ENV}=/path/to/labels.yaml",
+            )
+        self.path = path or Path(env or "")
+        self.labels = load_labels(self.path)
+        self._sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        self._by_slot = {(v.check_id, v.run): v for v in self.labels.verdicts}
+
+    @property
+    def judge_id(self) -> str:
+        return f"labels:{self.path.stem}"
+
+    @property
+    def model(self) -> str | None:
+        return None
+
+    def drain_usage(self) -> list[UsageRecord]:
+        return []
+
+    @property
+    def deterministic(self) -> bool:
+        return True
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return {"judge": self.judge_id, "labels_sha256": self._sha256}
+
+    def score(self, request: JudgeRequest) -> list[Verdict]:
+        if self.labels.run_key is not None and self.labels.run_key != request.run_key:
+            raise InputError(
+                f"labels file is for run {self.labels.run_key!r}, not {request.run_key!r}",
+                where=str(self.path),
+                fix="point the labels judge at this run's labels file",
+            )
+        out: list[Verdict] = []
+        for _, check in request.checks:
+            label = self._by_slot.get((check.id, request.run)) or self._by_slot.get(
+                (check.id, None)
+            )
+            if label is None:
+                out.append(
+                    Verdict(
+                        check_id=check.id,
+                        run=request.run,
+                        status="UNSCORED",
+                        rationale=f"no label for check {check.id} (run {request.run}) in "
+                        f"{self.path.name}",
+                        judge_id=self.judge_id,
+                    )
+                )
+                continue
+            out.append(
+                Verdict(
+                    check_id=check.id,
+                    run=request.run,
+                    status=label.status,
+                    evidence=label.evidence,
+                    searches=label.searches,
+                    rationale=label.rationale,
+                    judge_id=self.judge_id,
+                )
+            )
+        return out

@@ -1,0 +1,136 @@
+"""Price table, usage records and frames, and the shared budget."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from evalflow.errors import InputError
+from evalflow.judges.cost import (
+    PRICES_ENV,
+    USAGE_COLUMNS,
+    Budget,
+    BudgetExceededError,
+    ModelPrice,
+    PriceTable,
+    UsageRecord,
+    load_prices,
+    usage_frame,
+    usage_totals,
+)
+
+TABLE = PriceTable(
+    as_of=date(2026, 11, 30),
+    models={"m": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.30)},
+)
+
+
+def test_bundled_table_is_dated_and_prices_the_default_model() -> None:
+    table = load_prices()
+    assert table.as_of == date(2026, 11, 30) and table.batch_discount == 0.5
+    row = table.price("claude-sonnet-5-5")
+    assert (row.input, row.output, row.cache_write, row.cache_read) == (2.0, 10.0, 2.5, 0.1)
+    assert table.price("claude-sonnet-4-5-20250929") == table.price("claude-sonnet-4-5")
+
+
+def test_usd_by_hand() -> None:
+    usd = TABLE.usd(
+        "m", input_tokens=1000, output_tokens=500, cache_read_tokens=2000, cache_write_tokens=3000
+    )
+    assert usd == pytest.approx((1000 * 3 + 500 * 15 + 2000 * 0.3 + 3000 * 3.75) / 1e6)
+    assert TABLE.usd("m", input_tokens=1000, output_tokens=0, batch=True) == pytest.approx(0.0015)
+
+
+def test_worst_case_prices_every_input_token_as_a_cache_write() -> None:
+    estimate = TABLE.worst_case_usd(
+        "m", input_chars=1000, max_tokens=100, chars_per_token=2.5, batch=False
+    )
+    assert estimate == pytest.approx((400 * 3.75 + 100 * 15) / 1e6)
+
+
+def test_unknown_model_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="no price for model 'gpt-x'"):
+        TABLE.price("gpt-x")
+
+
+def test_override_file_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "p.yaml"
+    row = "{input: 1, output: 2, cache_write: 1.25, cache_read: 0.1}"
+    path.write_text(f"as_of: 2027-01-01\nmodels:\n  x: {row}\n")
+    monkeypatch.setenv(PRICES_ENV, str(path))
+    assert load_prices().as_of == date(2027, 1, 1)
+    path.write_text("as_of: 2027-01-01\nmodels:\n  x: {input: 1}\n")
+    with pytest.raises(InputError, match=r"models\.x\.output"):
+        load_prices()
+    monkeypatch.setenv(PRICES_ENV, str(tmp_path / "missing.yaml"))
+    with pytest.raises(InputError, match="cannot read the price table"):
+        load_prices()
+
+
+def record(run: int, usd: float, *, cached: bool = False) -> UsageRecord:
+    return UsageRecord(
+        run_key="b.f.r",
+        check_id="C1",
+        run=run,
+        turn=1,
+        model="m",
+        attempt=0 if cached else 1,
+        input_tokens=0 if cached else 10,
+        output_tokens=0 if cached else 5,
+        usd=0.0 if cached else usd,
+        cached=cached,
+    )
+
+
+def test_usage_frame_and_totals() -> None:
+    assert list(usage_frame([]).columns) == USAGE_COLUMNS
+    assert usage_totals(usage_frame([])).empty
+    frame = usage_frame([record(1, 0.5), record(1, 0.25), record(1, 9, cached=True), record(2, 1)])
+    assert list(frame.columns) == USAGE_COLUMNS
+    totals = usage_totals(frame).set_index("run")
+    assert totals.loc[1, "requests"] == 2 and totals.loc[1, "cached_responses"] == 1
+    assert totals.loc[1, "usd"] == pytest.approx(0.75) and totals.loc[2, "input_tokens"] == 10
+
+
+def test_budget_reserves_settles_and_stops_for_good() -> None:
+    budget = Budget(1.0)
+    held = budget.reserve(0.6)
+    budget.settle(held, 0.2)
+    assert budget.spent == pytest.approx(0.2)
+    with pytest.raises(BudgetExceededError):
+        budget.reserve(0.9)
+    assert budget.stopped
+    with pytest.raises(BudgetExceededError):
+        budget.reserve(0.01)
+    unlimited = Budget(None)
+    unlimited.settle(unlimited.reserve(1e9), 5.0)
+    assert unlimited.spent == 5.0
+    with pytest.raises(InputError):
+        Budget(-1)
+
+
+def test_budget_is_safe_across_threads() -> None:
+    budget = Budget(1.0)
+    granted: list[float] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(50):
+            try:
+                held = budget.reserve(0.01)
+            except BudgetExceededError:
+                return
+            budget.settle(held, 0.01)
+            with lock:
+                granted.append(0.01)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(granted) <= 1.0 + 1e-9
+    assert budget.spent == pytest.approx(sum(granted))

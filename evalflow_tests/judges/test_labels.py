@@ -1,0 +1,131 @@
+"""The labels judge: verdicts from a YAML/JSON file, per-run overrides, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.errors import InputError
+from evalflow.judges.labels import LABELS_ENV, LabelsJudge
+from evalflow.judges.validator import validate_verdict
+from evalflow_tests.judges.fake_anthropic import DEMO_CHECKS, demo_request
+
+LABELS = {
+    "run_key": "mini.good.r1",
+    "verdicts": [
+        {
+            "check_id": "S1-AC1-I1",
+            "status": "MET",
+            "evidence": [
+                {
+                    "path": "app/core.py",
+                    "start_line": 2,
+                    "end_line": 2,
+                    "quote": 'return f"Hello, {name}"',
+                }
+            ],
+            "rationale": "human: greeting built from the name",
+        },
+        {
+            "check_id": "S1-AC1-T1",
+            "status": "UNMET",
+            "searches": [{"pattern": "assert greet", "scope": "tests/**", "hits": 0}],
+        },
+        {"check_id": "S1-AC1-T1", "run": 2, "status": "MET", "evidence": []},
+    ],
+}
+
+
+def write(tmp_path: Path, data: object, name: str = "gold.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data) if name.endswith(".yaml") else json.dumps(data))
+    return path
+
+
+def test_verdicts_per_run_and_missing_checks(tmp_path: Path) -> None:
+    judge = LabelsJudge(write(tmp_path, LABELS))
+    assert judge.judge_id == "labels:gold" and judge.deterministic is True
+    request = demo_request()
+    run1 = {v.check_id: v for v in judge.score(request)}
+    assert run1["S1-AC1-I1"].status == "MET" and run1["S1-AC1-I1"].judge_id == "labels:gold"
+    assert run1["S1-AC1-T1"].status == "UNMET"
+    assert run1["S2-AC1-I1"].status == "UNSCORED"
+    assert "no label for check S2-AC1-I1" in run1["S2-AC1-I1"].rationale
+    run2 = {v.check_id: v for v in judge.score(demo_request(run=2))}
+    assert run2["S1-AC1-T1"].status == "MET"
+    diff = set(request.diff_paths)
+    # Labels pass the shared validator too: MET without evidence or searches is not scored.
+    assert validate_verdict(run2["S1-AC1-T1"], request.snapshot, diff).status == "UNSCORED"
+    assert validate_verdict(run1["S1-AC1-I1"], request.snapshot, diff).status == "MET"
+
+
+def test_json_file_from_env_and_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, {"verdicts": LABELS["verdicts"][:1]}, "other.json")
+    monkeypatch.setenv(LABELS_ENV, str(path))
+    judge = LabelsJudge()
+    assert judge.judge_id == "labels:other"
+    assert len(judge.fingerprint_fields()["labels_sha256"]) == 64
+    assert judge.score(demo_request(checks=DEMO_CHECKS[:1]))[0].status == "MET"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"verdicts": [{"check_id": "C1", "status": "MAYBE"}]}, r"verdicts\[0\] status"),
+        ({"verdicts": [{"check_id": "C1", "status": "MET", "extra": 1}]}, r"verdicts\[0\] extra"),
+        (
+            {
+                "verdicts": [
+                    {"check_id": "C1", "status": "MET"},
+                    {"check_id": "C1", "status": "MET"},
+                ]
+            },
+            r"verdicts\[1\].*already labelled by verdicts\[0\]",
+        ),
+        ({"nothing": []}, "verdicts"),
+        (
+            {
+                "verdicts": [
+                    {
+                        "check_id": "C1",
+                        "status": "MET",
+                        "evidence": [{"path": "a", "start_line": 5, "end_line": 1}],
+                    }
+                ]
+            },
+            r"verdicts\[0\] evidence\.0",
+        ),
+    ],
+)
+def test_malformed_files_name_the_file_and_entry(
+    tmp_path: Path, data: object, message: str
+) -> None:
+    path = write(tmp_path, data)
+    with pytest.raises(InputError, match=message) as err:
+        LabelsJudge(path)
+    assert str(path) in str(err.value)
+
+
+def test_unreadable_and_missing_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(LABELS_ENV, raising=False)
+    with pytest.raises(InputError, match=LABELS_ENV):
+        LabelsJudge()
+    with pytest.raises(InputError, match="cannot read labels file"):
+        LabelsJudge(tmp_path / "absent.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("verdicts: [unclosed\n")
+    with pytest.raises(InputError, match="not valid YAML"):
+        LabelsJudge(bad)
+
+
+def test_labels_for_another_run_are_refused(tmp_path: Path) -> None:
+    judge = LabelsJudge(write(tmp_path, {**LABELS, "run_key": "other.run.r9"}))
+    with pytest.raises(InputError, match=r"other\.run\.r9"):
+        judge.score(demo_request())
