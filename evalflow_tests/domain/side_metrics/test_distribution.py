@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from evalflow.domain.side_metrics.common import EvidenceLine, met_test_evidence
+from evalflow.domain.side_metrics.distribution import compute_distribution, main_path_checks
+from evalflow.errors import InputError
+from evalflow.repo.test_inventory import parse_test_file
+from evalflow_tests.domain.side_metrics.fixtures import BASELINE, PRD, TESTS_PATH, cases
+
+EVIDENCE = [
+    EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=5, end_line=5),
+    EvidenceLine(check_id="S1-AC2-T1", path=TESTS_PATH, start_line=9, end_line=9),
+    EvidenceLine(check_id="S2-AC1-T1", path=TESTS_PATH, start_line=19, end_line=19),
+    EvidenceLine(check_id="S1-AC1-I1", path="app/signup.py", start_line=3, end_line=3),
+]
+
+
+def _tiers(result) -> dict[str, str]:
+    return {r.test_id.split("::")[-1]: r.tier for r in result.rows}
+
+
+def test_tiers_counts_and_health() -> None:
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE)
+    assert _tiers(result) == {
+        "test_signup_201": "necessary",
+        "test_signup_twice": "secondary",
+        "test_bad_email[0]": "nice_to_have",
+        "test_bad_email[1]": "nice_to_have",
+        "test_export": "secondary",
+        "test_helper_repr": "nice_to_have",
+        "test_runs_only": "nice_to_have",
+        "test_old_router": "pre_existing",
+    }
+    assert result.counts == {"necessary": 1, "secondary": 2, "nice_to_have": 4}
+    assert result.total == 7 and sum(result.counts.values()) == result.total
+    assert result.pre_existing == ("tests/test_old.py::test_old_router",)
+    assert result.healthy and result.failing_p0_acs == ()
+    assert result.main_path_checks == {
+        "S1-AC1": ("S1-AC1-T1", "S1-AC1-T2"),
+        "S1-AC2": (),
+        "S2-AC1": ("S2-AC1-T1",),
+    }
+    row = next(r for r in result.rows if r.name == "test_signup_twice")
+    assert (row.ac_id, row.priority, row.check_ids) == ("S1-AC2", "P0", ("S1-AC2-T1",))
+    assert row.reason == "proves S1-AC2-T1: negative/error path of P0 AC S1-AC2"
+    assert result.reading.startswith("1 of 7 feature tests (14.3%) prove a P0 main path")
+
+
+def test_frames() -> None:
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE)
+    dist = result.distribution_frame()
+    assert dist["tier"].tolist() == ["necessary", "secondary", "nice_to_have"]
+    assert dist["count"].tolist() == [1, 2, 4]
+    assert dist["pct"].sum() == pytest.approx(100.0)
+    tiers = result.test_tier_frame()
+    assert len(tiers) == 8
+    assert tiers.loc[tiers["tier"] == "necessary", "check_ids"].tolist() == ["S1-AC1-T1"]
+
+
+def test_unhealthy_when_a_p0_main_path_has_no_necessary_test() -> None:
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE[1:])
+    assert not result.healthy
+    assert result.failing_p0_acs == ("S1-AC1",)
+    assert "not healthy: no Necessary test for S1-AC1" in result.reading
+
+
+def test_main_path_overrides_are_frozen_per_benchmark() -> None:
+    overrides = {"S1-AC2-T1": True}
+    assert main_path_checks(BASELINE, overrides)["S1-AC2"] == ("S1-AC2-T1",)
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE, main_path_overrides=overrides)
+    assert _tiers(result)["test_signup_twice"] == "necessary"
+
+
+def test_every_parametrised_row_maps_like_its_function() -> None:
+    line = EvidenceLine(check_id="S2-AC1-T1", path=TESTS_PATH, start_line=15, end_line=15)
+    result = compute_distribution(PRD, BASELINE, cases(), [line])
+    tiers = _tiers(result)
+    assert tiers["test_bad_email[0]"] == tiers["test_bad_email[1]"] == "secondary"
+
+
+def test_unclassified_inventory_is_an_input_error() -> None:
+    raw = parse_test_file(TESTS_PATH, "def test_x():\n    assert 1\n")
+    with pytest.raises(InputError, match="not classified"):
+        compute_distribution(PRD, BASELINE, raw, [])
+
+
+def test_met_test_evidence_takes_every_agreeing_run() -> None:
+    ev = [{"path": TESTS_PATH, "start_line": 5, "end_line": 5}]
+    other = [{"path": TESTS_PATH, "start_line": 9, "end_line": 9}]
+    verdicts = pd.DataFrame(
+        [
+            {"check_id": "S1-AC1-T1", "run": 1, "status": "MET", "evidence": json.dumps(ev)},
+            {"check_id": "S1-AC1-T1", "run": 2, "status": "MET", "evidence": other},
+            {"check_id": "S1-AC1-T1", "run": 3, "status": "UNMET", "evidence": "[]"},
+            {"check_id": "S2-AC1-T1", "run": 1, "status": "MET", "evidence": json.dumps(ev)},
+        ]
+    )
+    votes = pd.DataFrame({"check_id": ["S1-AC1-T1", "S2-AC1-T1"], "majority": ["MET", "UNMET"]})
+    lines = met_test_evidence(votes, verdicts)
+    assert [(e.check_id, e.start_line) for e in lines] == [("S1-AC1-T1", 5), ("S1-AC1-T1", 9)]
+    assert met_test_evidence(votes.iloc[0:0], verdicts) == []

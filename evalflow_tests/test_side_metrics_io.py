@@ -1,0 +1,228 @@
+"""Side metrics on the three demo framework runs (real repos built from the demo sources)
+and the benchmark-file loaders."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalflow.domain.side_metrics.compute import SideMetrics
+from evalflow.domain.side_metrics.markdown import side_metrics_markdown
+from evalflow.domain.vote import majority_vote
+from evalflow.errors import InputError
+from evalflow.inputs import Benchmark, load_benchmark
+from evalflow.judges.base import JudgeRequest
+from evalflow.judges.heuristic import HeuristicJudge
+from evalflow.repo.builder import build_repo
+from evalflow.repo.diff_surface import diff_surface, unified_diff
+from evalflow.repo.git import resolve_commit
+from evalflow.repo.snapshot import load_snapshot
+from evalflow.side_metrics_io import (
+    elicitation_files_digest,
+    load_labels,
+    load_master,
+    load_rubric,
+    side_metrics_for_run,
+    spec_files_at_head,
+)
+from evalflow_tests.conftest import DEMO
+
+SPEC_DIRS = {
+    "speckit": "specs/001-trialist",
+    "kiro": ".kiro/specs/trialist",
+    "bmad": "docs/bmad",
+}
+
+
+@pytest.fixture(scope="module")
+def benchmark() -> Benchmark:
+    return load_benchmark(DEMO / "_ac-baseline.yaml")
+
+
+@pytest.fixture(scope="module")
+def demo_inputs(tmp_path_factory: pytest.TempPathFactory, benchmark: Benchmark) -> dict:
+    """Per framework: the built repo's snapshot, unified diff and the heuristic judge's
+    k = 3 verdicts with their majority vote."""
+    root = tmp_path_factory.mktemp("side-metrics-demo")
+    out: dict[str, dict] = {}
+    for framework in SPEC_DIRS:
+        repo = build_repo(DEMO / "sources" / framework, root / framework)
+        base, head = resolve_commit(repo, "base"), resolve_commit(repo, "head")
+        snapshot = load_snapshot(repo, head)
+        diff_paths = tuple(f.path for f in diff_surface(repo, base, head) if f.status != "deleted")
+        judge = HeuristicJudge()
+        rows = [
+            {
+                "check_id": v.check_id,
+                "run": run,
+                "status": v.status,
+                "evidence": [e.model_dump() for e in v.evidence],
+                "run_key": f"trialist.{framework}.r1",
+            }
+            for run in (1, 2, 3)
+            for v in judge.score(
+                JudgeRequest(
+                    run_key=f"trialist.{framework}.r1",
+                    run=run,
+                    checks=tuple(benchmark.baseline.checks()),
+                    snapshot=snapshot,
+                    diff_paths=diff_paths,
+                    test_levels=benchmark.baseline.test_levels,
+                )
+            )
+        ]
+        verdicts = pd.DataFrame(rows)
+        out[framework] = {
+            "snapshot": snapshot,
+            "unified_diff": unified_diff(repo, base, head),
+            "verdicts": verdicts,
+            "votes": majority_vote(verdicts, 3),
+        }
+    return out
+
+
+def _metrics(
+    framework: str, demo_inputs: dict, benchmark: Benchmark, *, with_labels: bool = True
+) -> SideMetrics:
+    data = demo_inputs[framework]
+    return side_metrics_for_run(
+        prd=benchmark.prd,
+        baseline=benchmark.baseline,
+        snapshot=data["snapshot"],
+        unified_diff=data["unified_diff"],
+        spec_dir=SPEC_DIRS[framework],
+        benchmark_dir=DEMO,
+        framework=framework,
+        votes=data["votes"],
+        verdicts=data["verdicts"],
+        with_labels=with_labels,
+    )
+
+
+def _fraction(value: float | None) -> Fraction | None:
+    return None if value is None else Fraction(value).limit_denominator(100)
+
+
+# framework: (necessary, secondary, nice), healthy failures, R, E (labels), pooled, S verdict
+PINNED = {
+    "speckit": ((4, 6, 19), (), 16.5, ("1", "1", "11/16"), "18/19", "pass"),
+    "kiro": ((2, 3, 9), ("S2-AC1", "S2-AC3"), 6.0, ("2/5", "4/5", "1/5"), "7/19", "partial"),
+    "bmad": ((3, 7, 10), ("S2-AC1",), 3.5, ("2/5", "5/8", "0"), "6/19", "fail"),
+}
+HEURISTIC_E = {
+    "speckit": ("1", "1", "11/16", "17/19"),
+    "kiro": ("3/10", "1", "0", "4/19"),
+    "bmad": ("2/5", "1/2", "0", "5/19"),
+}
+
+
+@pytest.mark.parametrize("framework", list(PINNED))
+def test_demo_runs_pinned(framework: str, demo_inputs: dict, benchmark: Benchmark) -> None:
+    tiers, failing, r_total, e_figures, pooled, scope = PINNED[framework]
+    m = _metrics(framework, demo_inputs, benchmark)
+    d = m.distribution
+    assert (d.counts["necessary"], d.counts["secondary"], d.counts["nice_to_have"]) == tiers
+    assert d.total == sum(tiers) and len(d.pre_existing) == 5
+    assert d.failing_p0_acs == failing and d.healthy is (not failing)
+    assert m.robustness.total == r_total
+    e = m.elicitation
+    assert (
+        _fraction(e.e_recall),
+        _fraction(e.e_precision),
+        _fraction(e.e_justified),
+    ) == tuple(Fraction(x) for x in e_figures)
+    assert _fraction(e.pooled_recall) == Fraction(pooled)
+    assert e.judges == ("labels",)
+    assert m.scope.verdict == scope
+    frames = m.frames()
+    assert frames["distribution"]["count"].sum() == d.total
+    assert not frames["elicitation_summary"].iloc[0]["heuristic"]
+
+
+@pytest.mark.parametrize("framework", list(HEURISTIC_E))
+def test_demo_heuristic_view(framework: str, demo_inputs: dict, benchmark: Benchmark) -> None:
+    m = _metrics(framework, demo_inputs, benchmark, with_labels=False)
+    e = m.elicitation
+    figures = (e.e_recall, e.e_precision, e.e_justified, e.pooled_recall)
+    assert tuple(_fraction(x) for x in figures) == tuple(
+        Fraction(x) for x in HEURISTIC_E[framework]
+    )
+    assert e.judges == ("heuristic-lexicon",)
+    assert set(m.elicitation.addition_frame()["judge"]) == {"heuristic-lexicon"}
+    assert m.scope.verdict == PINNED[framework][5]
+
+
+def test_bmad_scope_fails_on_the_proration_module(demo_inputs: dict, benchmark: Benchmark) -> None:
+    m = _metrics("bmad", demo_inputs, benchmark)
+    oos = {f.ref: f for f in m.scope.findings if f.kind == "out_of_scope"}
+    assert "trialist/proration.py:7" in oos
+    assert "Plan upgrades, downgrades and proration." in oos["trialist/proration.py:7"].description
+    assert not [f for f in m.scope.findings if f.kind in ("rogue_build", "plan_drift")]
+    invalid = {x.item.item_id for x in m.elicitation.ledger if x.verdict == "invalid"}
+    assert invalid == {"FR10", "S3.2.1", "S3.2.3"}
+    r = {row.name: row.weight_class for row in m.robustness.rows}
+    assert r["test_downgrade_is_not_supported"] == "none"
+
+
+def test_kiro_scope_is_partial_for_task_5_2(demo_inputs: dict, benchmark: Benchmark) -> None:
+    m = _metrics("kiro", demo_inputs, benchmark)
+    drift = [f for f in m.scope.findings if f.kind == "plan_drift"]
+    assert [(f.ref, f.description.split(":")[0]) for f in drift] == [
+        (".kiro/specs/trialist/tasks.md:32", "task T5.2 is not done")
+    ]
+    contradiction = next(x for x in m.elicitation.ledger if x.item.item_id == "spec.md:90")
+    assert contradiction.verdict == "invalid"
+
+
+def test_speckit_scope_passes_and_every_valid_addition_is_built(
+    demo_inputs: dict, benchmark: Benchmark
+) -> None:
+    m = _metrics("speckit", demo_inputs, benchmark)
+    assert {f.kind for f in m.scope.findings} == {"deferred"}
+    assert {x.implementation for x in m.elicitation.valid_additions()} == {"implemented"}
+    h = m.harness
+    assert (h.met_t_checks, h.t_checks, h.covered_additions, h.additions) == (12, 14, 11, 16)
+    text = side_metrics_markdown(m)
+    assert "S = **pass**" in text
+    assert "E_recall 1.00 (10/10) · E_precision 1.00 (16/16) · E_justified 0.69 (11/16)" in text
+
+
+def test_spec_files_at_head(demo_inputs: dict) -> None:
+    snapshot = demo_inputs["kiro"]["snapshot"]
+    assert sorted(spec_files_at_head(snapshot, ".kiro/specs/trialist/")) == [
+        ".kiro/specs/trialist/spec.md",
+        ".kiro/specs/trialist/tasks.md",
+    ]
+    assert spec_files_at_head(snapshot, None) == {}
+    assert spec_files_at_head(snapshot, "nowhere") == {}
+
+
+def test_loaders(tmp_path: Path) -> None:
+    assert load_rubric(DEMO).out_of_scope_keywords is not None
+    master = load_master(DEMO)
+    assert master is not None and len(master.items) == 19
+    assert load_labels(DEMO, "speckit") is not None
+    assert load_labels(DEMO, "nobody") is None
+    assert load_master(tmp_path) is None and load_rubric(tmp_path).not_applicable == {}
+    folder = tmp_path / "elicitation"
+    folder.mkdir()
+    (folder / "kiro.yaml").write_text("framework: bmad\n")
+    with pytest.raises(InputError, match="not 'kiro'"):
+        load_labels(tmp_path, "kiro")
+    (folder / "master.yaml").write_text(
+        "benchmark: x\nitems:\n"
+        "  - {id: M1, category: c, description: d, keywords: [a]}\n"
+        "  - {id: M1, category: c, description: d, keywords: [b]}\n"
+    )
+    with pytest.raises(InputError, match="repeats an id"):
+        load_master(tmp_path)
+    before = elicitation_files_digest(tmp_path, "kiro")
+    (folder / "kiro.yaml").write_text("framework: kiro\n")
+    assert elicitation_files_digest(tmp_path, "kiro") != before
+    assert elicitation_files_digest(DEMO, "kiro") == elicitation_files_digest(DEMO, "kiro")
+    (folder / "rubric.yaml").write_text("categories: [{id: x, name: x, pattern: '(']}\n")
+    with pytest.raises(InputError, match="rubric"):
+        load_rubric(tmp_path)
