@@ -1,0 +1,30 @@
+"""SQLite access: connections with name-addressable rows, and the schema."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS subscriptions (
+    id INTEGER PRIMARY KEY,
+    email TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'trialing'
+);
+"""
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path))
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Create the schema; safe to run on an already migrated database."""
+    conn.executescript(SCHEMA)
+    conn.commit()

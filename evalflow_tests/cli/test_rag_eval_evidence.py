@@ -1,0 +1,66 @@
+"""Gold-evidence retrieval cases from the calibration set and the pinned figures of the
+`bm25-evidence` retriever (with and without identifier fusion) at k = 5 and 10."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalflow.calibration_io import evidence_cases
+from evalflow.cli.rag_eval_evidence import evidence_report
+
+METRICS = ("mean_recall", "mean_precision", "mrr", "map", "mean_ndcg")
+# (recall, precision, MRR, MAP, nDCG) over the 29 cases with gold evidence.
+PINNED = {
+    (5, "fusion"): (0.8017241379310345, 0.26896551724137935, 0.7798850574712644,
+                    0.642816091954023, 0.7179484975819365),
+    (5, "no_fusion"): (0.8304597701149425, 0.2827586206896552, 0.7798850574712644,
+                       0.6866379310344827, 0.7490201209658215),
+    (10, "fusion"): (0.9827586206896551, 0.17586206896551726, 0.7890804597701149,
+                     0.6929529282977559, 0.7934747725507546),
+    (10, "no_fusion"): (0.9827586206896551, 0.17586206896551726, 0.7894636015325671,
+                        0.727716201423098, 0.8129387011829555),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("evidence-warehouse")
+
+
+def test_cases_come_from_gold_evidence_over_the_diff_surface(warehouse: Path) -> None:
+    per_case = evidence_cases(warehouse=warehouse)
+    assert [name for name, _, _ in per_case] == [
+        "billing/agent-r1",
+        "reminders/agent-r1",
+        "signup/agent-r1",
+    ]
+    assert [len(cases) for _, _, cases in per_case] == [12, 7, 10]
+    _, files, cases = per_case[0]
+    paths = [path for path, _ in files]
+    assert "billing/webhooks.py" in paths
+    assert "tests/e2e/test_payment_webhooks.py" in paths
+    mock_only = next(c for c in cases if c.id == "billing/agent-r1/BI1-AC2-T1")
+    assert mock_only.query.startswith("An e2e test delivers `payment.failed`")
+    assert mock_only.query.endswith("the subscription status becomes `past_due`.")
+    assert mock_only.relevant == [
+        "tests/e2e/test_payment_webhooks.py:1-20",
+        "tests/e2e/test_payment_webhooks.py:16-35",
+    ]
+    ids = [c.id for _, _, group in per_case for c in group]
+    assert "signup/agent-r1/SU3-AC1-I1" not in ids  # absent feature: no gold evidence
+    assert all(c.relevant for _, _, group in per_case for c in group)
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_bm25_evidence_figures_are_pinned(k: int, warehouse: Path) -> None:
+    report = evidence_report(k=k, warehouse=warehouse)
+    assert report["retriever"] == "bm25-evidence"
+    assert report["k"] == k
+    assert len(report["cases"]) == 29
+    got = tuple(report[m] for m in METRICS)
+    assert got == pytest.approx(PINNED[(k, "fusion")], abs=1e-12)
+    variant = report["variants"]["no_fusion"]
+    assert variant["options"] == {"fusion": False}
+    assert tuple(variant[m] for m in METRICS) == pytest.approx(PINNED[(k, "no_fusion")], abs=1e-12)
