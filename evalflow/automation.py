@@ -20,6 +20,9 @@ from evalflow.registry import register_manifest
 
 NIGHTLY_CRON_ENV = "EVALFLOW_NIGHTLY_CRON"
 DEFAULT_NIGHTLY_CRON = "0 2 * * *"
+# The harness (judge calibration, retrieval gate) runs first, so a regression shows up in the
+# morning next to the scores it would have affected.
+NIGHTLY_HARNESS_CRON = "30 1 * * *"
 
 
 def nightly_schedule(job: UnresolvedAssetJobDefinition) -> dg.ScheduleDefinition:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from evalflow.assets import asset_checks, cross_run_assets, per_run_assets
-from evalflow.automation import manifest_sensor, nightly_schedule
+from evalflow.assets import asset_checks, cross_run_assets, harness_assets, per_run_assets
+from evalflow.automation import NIGHTLY_HARNESS_CRON, manifest_sensor, nightly_schedule
 from evalflow.resources import EvalflowResource
 from evalflow.storage.io_manager import ParquetIOManagerFactory
 
@@ -31,11 +31,27 @@ rank_runs = dg.define_asset_job(
     description="Cross-run tables over every evaluated partition (leaderboard).",
 )
 
+harness = dg.define_asset_job(
+    "harness",
+    selection=dg.AssetSelection.assets(*harness_assets),
+    executor_def=dg.in_process_executor,
+    description="Measure the judge against gold labels and gate the evidence retrieval.",
+)
+
 defs = dg.Definitions(
-    assets=[*per_run_assets, *cross_run_assets],
+    assets=[*per_run_assets, *cross_run_assets, *harness_assets],
     asset_checks=asset_checks,
-    jobs=[evaluate_run, rank_runs],
-    schedules=[nightly_schedule(evaluate_run)],
+    jobs=[evaluate_run, rank_runs, harness],
+    schedules=[
+        nightly_schedule(evaluate_run),
+        dg.ScheduleDefinition(
+            name="nightly_harness",
+            job=harness,
+            cron_schedule=NIGHTLY_HARNESS_CRON,
+            execution_timezone="UTC",
+            description="Re-calibrate the judge and re-gate retrieval before the nightly runs.",
+        ),
+    ],
     sensors=[manifest_sensor(evaluate_run)],
     resources={
         "evalflow": EvalflowResource(),

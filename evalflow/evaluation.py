@@ -20,11 +20,13 @@ from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
 from evalflow.errors import InputError
 from evalflow.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.judges.base import Judge, JudgeRequest
+from evalflow.judges.cost import UsageRecord
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import DiffFile, diff_surface
 from evalflow.repo.git import require_repo, resolve_commit
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
+from evalflow.side_metrics_io import elicitation_files_digest
 
 K_RUNS = 3
 
@@ -91,6 +93,9 @@ def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
         "base": prepared.base_sha,
         "head": prepared.head_sha + (f"+{WORKTREE}" if prepared.worktree else ""),
         "judge": judge.fingerprint_fields(),
+        "elicitation": elicitation_files_digest(
+            prepared.benchmark.baseline_path.parent, prepared.manifest.framework
+        ),
         "k": K_RUNS,
         "evalflow": __version__,
     }
@@ -157,8 +162,28 @@ def stories_frame(prd: PRD) -> pd.DataFrame:
     )
 
 
-def verdicts_frame(run_key: str, verdicts: list[Verdict]) -> pd.DataFrame:
-    """One row per verdict; evidence and searches as JSON text (DuckDB reads it with ->>)."""
+def verdicts_frame(
+    run_key: str, verdicts: list[Verdict], usage: list[UsageRecord] = ()
+) -> pd.DataFrame:
+    """One row per verdict; evidence, searches and the judge's model calls as JSON text
+    (DuckDB reads it with ->>), plus the calls' token and dollar totals per check."""
+    calls: dict[str, list[UsageRecord]] = {}
+    for record in usage:
+        calls.setdefault(record.check_id, []).append(record)
+
+    def spent(check_id: str) -> dict[str, Any]:
+        mine = calls.get(check_id, [])
+        return {
+            "api_calls": sum(not r.cached for r in mine),
+            "input_tokens": sum(r.input_tokens for r in mine),
+            "output_tokens": sum(r.output_tokens for r in mine),
+            "cache_read_tokens": sum(r.cache_read_tokens for r in mine),
+            "cache_write_tokens": sum(r.cache_write_tokens for r in mine),
+            "cost_usd": sum(r.usd for r in mine),
+            "spent_usd": sum(r.usd for r in mine if not r.cached),
+            "usage": json.dumps([r.model_dump(mode="json") for r in mine]),
+        }
+
     rows: list[dict[str, Any]] = [
         {
             "run_key": run_key,
@@ -172,6 +197,7 @@ def verdicts_frame(run_key: str, verdicts: list[Verdict]) -> pd.DataFrame:
             "n_searches": len(v.searches),
             "rationale": v.rationale,
             "flags": ",".join(v.flags),
+            **spent(v.check_id),
         }
         for v in verdicts
     ]

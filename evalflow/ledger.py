@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from evalflow import __version__, settings
 from evalflow.domain.rubric.compare import DEFAULT_TOLERANCE, KeyComparison, compare_last_two
-from evalflow.domain.rubric.entry_keys import parse_entry_key
+from evalflow.domain.rubric.entry_keys import format_entry_key, parse_entry_key
 from evalflow.domain.rubric.manual import with_manual_score
 from evalflow.domain.rubric.models import LedgerEntry, Rubric, is_rfc3339_datetime
 from evalflow.domain.rubric.schemas import (
@@ -56,10 +56,12 @@ __all__ = [
     "default_ledger_path",
     "git_identity",
     "ledger_frame",
+    "ledger_path_for",
     "load_rubric",
     "now_timestamp",
     "read_entries",
     "read_ledger_frame",
+    "record_evaluation",
     "record_manual_score",
     "validate_entry_document",
 ]
@@ -76,6 +78,7 @@ LEDGER_COLUMNS: tuple[str, ...] = (
     "commit",
     "branch",
     "status",
+    "scores",
     "dimension_id",
     "score",
     "scoring_method",
@@ -84,9 +87,14 @@ LEDGER_COLUMNS: tuple[str, ...] = (
 )
 
 
-def default_ledger_path() -> Path:
+def ledger_path_for(warehouse_root: Path) -> Path:
     """`<warehouse>/ledger/ledger.jsonl`."""
-    return settings.warehouse().local_root / "ledger" / "ledger.jsonl"
+    return warehouse_root / "ledger" / "ledger.jsonl"
+
+
+def default_ledger_path() -> Path:
+    """The ledger of the default warehouse ($EVALFLOW_WAREHOUSE or data/warehouse)."""
+    return ledger_path_for(settings.warehouse().local_root)
 
 
 @functools.cache
@@ -202,6 +210,7 @@ def ledger_frame(entries: Sequence[LedgerEntry], rubric: Rubric) -> pd.DataFrame
             "commit": entry.commit,
             "branch": entry.branch,
             "status": entry.status,
+            "scores": json.dumps(entry.scores, sort_keys=True),
             "weighted_total": total.total,
             "coverage": total.coverage,
         }
@@ -304,4 +313,39 @@ def record_manual_score(
         details=details or f"human score recorded {timestamp}",
     )
     append_entry(path, entry, rubric)
+    return entry
+
+
+def record_evaluation(
+    kind: str,
+    name: str,
+    *,
+    scores: dict[str, float],
+    results: Sequence[tuple[str, bool, list[str] | None]],
+    passed: bool,
+    ledger_path: Path | None = None,
+    rubric_path: Path = DEFAULT_RUBRIC_PATH,
+) -> LedgerEntry:
+    """Append one evaluation (`<kind>:<name>`) to the ledger and return the entry.
+
+    For evaluations the River Review dimensions do not describe (framework runs, plugin
+    scores, retrieval evaluations) the entry carries scores and results only.
+    """
+    rubric = load_rubric(rubric_path)
+    commit, branch = git_identity(Path.cwd())
+    entry = LedgerEntry.model_validate(
+        {
+            "version": __version__,
+            "timestamp": now_timestamp(),
+            "commit": commit,
+            "branch": branch,
+            "scores": {k: float(v) for k, v in scores.items() if not pd.isna(v)},
+            "results": [
+                {"name": n, "pass": ok, **({"errors": e} if e else {})} for n, ok, e in results
+            ],
+            "status": "pass" if passed else "fail",
+            "description": format_entry_key(kind, name),
+        }
+    )
+    append_entry(ledger_path or default_ledger_path(), entry, rubric)
     return entry

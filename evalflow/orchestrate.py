@@ -74,10 +74,27 @@ def _ensure_partitions(inst: dg.DagsterInstance, keys: list[str]) -> None:
         inst.add_dynamic_partitions(evaluations.name, new)
 
 
-def _run_config(warehouse_root: str, judge: str | None, executor: str) -> dict:
-    config: dict = {"evalflow": {"config": {"warehouse": warehouse_root}}}
-    if judge:
-        config["evalflow"]["config"]["judge"] = judge
+@dataclass(frozen=True)
+class JudgeChoice:
+    """The CLI's judge options: name, cost limit per framework run, labels file."""
+
+    name: str | None = None
+    max_cost_usd: float | None = None
+    labels: Path | None = None
+
+    def config(self) -> dict:
+        out: dict = {}
+        if self.name:
+            out["judge"] = self.name
+        if self.max_cost_usd is not None:
+            out["max_cost_usd"] = float(self.max_cost_usd)
+        if self.labels is not None:
+            out["labels"] = str(self.labels.resolve())
+        return out
+
+
+def _run_config(warehouse_root: str, judge: JudgeChoice, executor: str) -> dict:
+    config: dict = {"evalflow": {"config": {"warehouse": warehouse_root, **judge.config()}}}
     return {
         "resources": {**config, "warehouse_io": {"config": {"warehouse": warehouse_root}}},
         "execution": {"config": {executor: {}}},
@@ -98,7 +115,9 @@ def _failure_message(result: dg.ExecuteJobResult) -> str:
     return "run failed"
 
 
-def run_partition(warehouse_root: str, partition: str, judge: str | None, executor: str) -> Outcome:
+def run_partition(
+    warehouse_root: str, partition: str, judge: JudgeChoice, executor: str
+) -> Outcome:
     """Materialise every per-run asset of one partition in its own Dagster run."""
     start = time.perf_counter()
     with dg.execute_job(
@@ -149,7 +168,7 @@ def materialize(
     warehouse_root: str,
     partitions: list[str] | None,
     *,
-    judge: str | None = None,
+    judge: JudgeChoice = JudgeChoice(),
     executor: str = "in_process",
     workers: int = 1,
     on_done: Callable[[Outcome], None] = lambda _: None,

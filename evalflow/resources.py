@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
 from evalflow import settings
 from evalflow.judges.base import Judge
+from evalflow.judges.cost import Budget
 from evalflow.judges.registry import make_judge
 from evalflow.storage.warehouse import Warehouse
 
@@ -17,6 +20,10 @@ class EvalflowResource(dg.ConfigurableResource):
     judge: str = ""
     borderline_max: float = 0.2  # asset check `borderline_rate` warns above this share
     gate_timeout_s: float = 600.0  # per engineering gate; the process group is killed after it
+    # --max-cost for one framework run, split evenly over its k scoring runs (each scoring run
+    # is its own asset, possibly in its own process); 0 means no limit beyond the env default.
+    max_cost_usd: float = 0.0
+    labels: str = ""  # the labels judge's file; empty ⇒ $EVALFLOW_LABELS
 
     def get_warehouse(self) -> Warehouse:
         return settings.warehouse(self.warehouse or None)
@@ -24,5 +31,13 @@ class EvalflowResource(dg.ConfigurableResource):
     def judge_name(self, manifest_judge: str | None) -> str:
         return self.judge or manifest_judge or settings.default_judge()
 
-    def get_judge(self, manifest_judge: str | None) -> Judge:
-        return make_judge(self.judge_name(manifest_judge))
+    def get_judge(self, manifest_judge: str | None, *, share: int = 1) -> Judge:
+        """The judge, with its response cache under the warehouse; `share` splits the cost
+        limit between the scoring runs that each build their own judge."""
+        warehouse = self.get_warehouse()
+        return make_judge(
+            self.judge_name(manifest_judge),
+            cache_dir=warehouse.local_root / "cache" if warehouse.is_local else None,
+            labels_path=Path(self.labels) if self.labels else None,
+            budget=Budget(self.max_cost_usd / share) if self.max_cost_usd > 0 else None,
+        )

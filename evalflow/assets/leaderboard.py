@@ -13,8 +13,10 @@ import pandas as pd
 from evalflow.assets.common import IO
 from evalflow.domain.ranking.pareto import pareto_frontier
 
-# Offline judges spend nothing on an API; an LLM judge's spend comes from `judge_usage`.
-FREE_JUDGES = ("heuristic", "labels")
+JUDGE_COST_COLUMNS = [
+    "benchmark", "run_key", "run", "judge_id", "checks", "api_calls", "input_tokens",
+    "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd", "spent_usd",
+]  # fmt: skip
 
 LEADERBOARD_COLUMNS = [
     "benchmark", "rank", "framework", "run_key", "final", "adjusted_final", "band", "complete",
@@ -25,9 +27,31 @@ LEADERBOARD_COLUMNS = [
 ]  # fmt: skip
 
 
-def _judge_cost(board: pd.DataFrame) -> pd.Series:
-    free = board["judge_id"].str.split(":").str[0].isin(FREE_JUDGES)
-    return pd.Series(0.0, index=board.index).where(free)
+def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
+    """What scoring cost per run and scoring run, from the verdict rows' usage totals."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=JUDGE_COST_COLUMNS)
+    sums = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
+            "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
+    totals = (
+        verdicts.groupby(["run_key", "run", "judge_id"], sort=True)
+        .agg(checks=("check_id", "size"), **{c: (c, "sum") for c in sums})
+        .reset_index()
+    )
+    totals = totals.merge(run_manifest[["run_key", "benchmark"]], on="run_key", how="inner")
+    return totals[JUDGE_COST_COLUMNS]
+
+
+@dg.asset(io_manager_key=IO, group_name="ranking")
+def judge_cost(
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+) -> pd.DataFrame:
+    """Judge spend (calls, tokens, dollars) per run and scoring run; sum it per benchmark."""
+    verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
+    return judge_costs(verdicts, run_manifest)
 
 
 def _ratings(board: pd.DataFrame, elo_bootstrap: pd.DataFrame) -> pd.DataFrame:
@@ -77,6 +101,7 @@ def build_leaderboard(
     elo_bootstrap: pd.DataFrame,
     final_uncertainty: pd.DataFrame,
     final_pair: pd.DataFrame,
+    judge_cost: pd.DataFrame,
 ) -> pd.DataFrame:
     if final_score.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
@@ -95,7 +120,8 @@ def build_leaderboard(
     board = board.merge(ci, on="run_key", how="left")
     board["within_noise_of_next"] = _noise_to_next(board, final_pair)
     board = _ratings(board, elo_bootstrap)
-    board["judge_cost_usd"] = _judge_cost(board)
+    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
+    board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
     frontier = pareto_frontier(board[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])[
         ["run_key", "total_cost_usd", "on_frontier"]
     ]
@@ -110,8 +136,9 @@ def leaderboard(
     elo_bootstrap: pd.DataFrame,
     final_uncertainty: pd.DataFrame,
     final_pair: pd.DataFrame,
+    judge_cost: pd.DataFrame,
 ) -> pd.DataFrame:
     """Ranked runs with Final CI, noise flag, rating ± CI, costs and the Pareto frontier."""
     return build_leaderboard(
-        final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair
+        final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair, judge_cost
     )

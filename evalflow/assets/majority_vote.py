@@ -17,9 +17,14 @@ def majority_vote(
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
 ) -> pd.DataFrame:
-    """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag."""
+    """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag.
+
+    When the judge shares the author's model family (SPEC core rule 4), a borderline check
+    can never be MET.
+    """
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
-    votes = stamp(vote(verdicts, K_RUNS), run_manifest)
+    self_preference = bool(run_manifest["self_preference"].iloc[0])
+    votes = stamp(vote(verdicts, K_RUNS, borderline_to_unmet=self_preference), run_manifest)
     context.add_output_metadata(
         {
             "borderline": int(votes["borderline"].sum()),

@@ -33,6 +33,7 @@ def report(
     story_score: pd.DataFrame,
     final_score: pd.DataFrame,
     gates: pd.DataFrame,
+    side_metrics_section: pd.DataFrame,
 ) -> pd.DataFrame:
     """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
     bench = benchmark(context, evalflow)
@@ -57,7 +58,9 @@ def report(
             agreement=agreement(majority_vote).iloc[0],
             judge_id=m["judge_id"],
             judge_deterministic=bool(m["judge_deterministic"]),
+            self_preference=bool(m["self_preference"]),
             gates=gates,
+            side_metrics=str(side_metrics_section["markdown"].iloc[0]),
         )
     )
     digest = hashlib.sha256(text.encode()).hexdigest()

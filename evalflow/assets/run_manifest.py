@@ -9,6 +9,7 @@ from evalflow import __version__
 from evalflow.assets.common import GROUP, IO, prepare
 from evalflow.assets.partitions import evaluations
 from evalflow.evaluation import fingerprint
+from evalflow.judges.family import same_family
 from evalflow.repo.guard import capture_state
 from evalflow.resources import EvalflowResource
 
@@ -39,6 +40,8 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
         "baseline_sha256": prepared.benchmark.baseline_sha256,
         "judge_id": judge.judge_id,
         "judge_deterministic": judge.deterministic,
+        "judge_model": judge.model,
+        "self_preference": bool(judge.model and same_family(judge.model, m.author_model)),
         "author_model": m.author_model,
         "framework_cost_usd": m.framework_cost_usd,
         "spec_dir": m.spec_dir,

@@ -27,11 +27,14 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
     ) -> pd.DataFrame:
         prepared = prepare(context, evalflow)
-        judge = evalflow.get_judge(prepared.manifest.judge)
+        judge = evalflow.get_judge(prepared.manifest.judge, share=K_RUNS)
         verdicts = score_run(prepared, judge, run, open_snapshot(prepared))
-        frame = stamp(verdicts_frame(prepared.run_key, verdicts), run_manifest)
+        frame = stamp(verdicts_frame(prepared.run_key, verdicts, judge.drain_usage()), run_manifest)
         counts = frame["status"].value_counts().to_dict()
-        context.add_output_metadata({status: int(n) for status, n in counts.items()})
+        context.add_output_metadata(
+            {**{status: int(n) for status, n in counts.items()},
+             "cost_usd": float(frame["cost_usd"].sum()), "api_calls": int(frame["api_calls"].sum())}
+        )  # fmt: skip
         return frame
 
     return scoring_run

@@ -31,6 +31,7 @@ COMMANDS = {
     "plugin": "evalflow.cli.plugin:plugin",
     "baseline": "evalflow.cli.baseline:baseline_group",
     "schemas": "evalflow.cli.schemas:schemas_group",
+    "calibrate": "evalflow.cli.calibrate:calibrate",
 }
 
 

@@ -1,12 +1,14 @@
-"""`evalflow rag-eval`: the SPEC §4 retrieval gate over the deterministic synthetic corpus.
+"""`evalflow rag-eval`: the SPEC §4 retrieval gate.
 
-Runs one registered vector retriever over the synthetic corpus, prints the five metrics and
-exits 1 when mean recall@k is below `--min-recall` (the only gated metric).
+Runs one registered vector retriever over the deterministic synthetic corpus — or the
+`bm25-evidence` retriever over the calibration set's gold evidence — prints the five metrics
+and exits 1 when mean recall@k is below `--min-recall` (the only gated metric).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -20,12 +22,15 @@ from evalflow.errors import EXIT_BELOW_THRESHOLD
 _WORST_SHOWN = 5
 
 
+EVIDENCE = "bm25-evidence"
+
+
 def _check_retriever(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    valid = ", ".join(retriever_names("vector"))
+    valid = ", ".join([*retriever_names("vector"), EVIDENCE])
     spec = REGISTRY.get(value)
     if spec is None:
         raise click.BadParameter(f"unknown retriever {value!r}; valid names: {valid}")
-    if spec.kind != "vector":
+    if spec.kind != "vector" and value != EVIDENCE:
         raise click.BadParameter(
             f"{value!r} ranks code text and cannot run on the synthetic vector corpus; "
             f"valid names: {valid}"
@@ -34,11 +39,11 @@ def _check_retriever(ctx: click.Context, param: click.Parameter, value: str) -> 
 
 
 def _print_table(
-    report: RetrievalReport, retriever: str, digest: str, min_recall: float, passed: bool
+    report: RetrievalReport, retriever: str, source: str, min_recall: float, passed: bool
 ) -> None:
     console = Console()
     k = report.k
-    summary = Table(title=f"rag-eval · {retriever} · synthetic corpus {digest[:12]}", min_width=60)
+    summary = Table(title=f"rag-eval · {retriever} · {source}", min_width=60)
     summary.add_column("metric")
     summary.add_column("value", justify="right")
     summary.add_column("gate", justify="right")
@@ -80,7 +85,15 @@ def _print_table(
     default="exact",
     show_default=True,
     callback=_check_retriever,
-    help="Registered vector retriever: exact, binary, ivf, binary-flipped.",
+    help="exact, binary, ivf, binary-flipped (synthetic corpus) or bm25-evidence "
+    "(gold evidence of the calibration set).",
+)
+@click.option(
+    "--set",
+    "set_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Calibration set for --retriever bm25-evidence [default: data/calibration].",
 )
 @click.option(
     "--corpus-seed",
@@ -91,30 +104,46 @@ def _print_table(
 )
 @click.pass_context
 def rag_eval(
-    ctx: click.Context, min_recall: float, k: int, as_json: bool, retriever: str, corpus_seed: int
+    ctx: click.Context,
+    min_recall: float,
+    k: int,
+    as_json: bool,
+    retriever: str,
+    set_dir: Path | None,
+    corpus_seed: int,
 ) -> None:
     """Gate a retriever on the deterministic synthetic corpus (SPEC §4).
 
     Builds the 24-topic × 10-chunk corpus (120 queries, 96 dims, noise 0.2) from mulberry32,
     runs the retriever, and reports recall, precision, MRR, MAP and nDCG at k. Only recall@k
-    is gated; exit code 1 when it is below --min-recall.
+    is gated; exit code 1 when it is below --min-recall. `--retriever bm25-evidence` gates
+    the evidence retriever judges use, on the calibration set's gold file:line evidence.
     """
-    corpus = generate_corpus(CorpusConfig(seed=corpus_seed))
-    index = make_retriever(retriever, corpus.chunk_ids, corpus.chunk_vectors)
-    report = evaluate_retrieval(corpus.cases(), index.retrieve_fn(k), k)
-    passed = report.mean_recall >= min_recall
-    digest = corpus.digest()
-    if as_json:
+    if retriever == EVIDENCE:
+        from evalflow.calibration_io import DEFAULT_SET
+        from evalflow.cli.rag_eval_evidence import evidence_report
+
+        payload = evidence_report(set_dir or DEFAULT_SET, k)
+        report = RetrievalReport.model_validate(
+            {field: payload[field] for field in RetrievalReport.model_fields}
+        )
+        source = f"gold evidence of {payload['set']}"
+    else:
+        corpus = generate_corpus(CorpusConfig(seed=corpus_seed))
+        index = make_retriever(retriever, corpus.chunk_ids, corpus.chunk_vectors)
+        report = evaluate_retrieval(corpus.cases(), index.retrieve_fn(k), k)
+        digest = corpus.digest()
         payload = {
             "retriever": retriever,
             "corpus": {**corpus.config.model_dump(), "digest": digest},
-            "min_recall": min_recall,
-            "passed": passed,
             **report.model_dump(),
         }
-        click.echo(json.dumps(payload, indent=2))
+        source = f"synthetic corpus {digest[:12]}"
+    passed = report.mean_recall >= min_recall
+    if as_json:
+        click.echo(json.dumps({**payload, "min_recall": min_recall, "passed": passed}, indent=2))
     else:
-        _print_table(report, retriever, digest, min_recall, passed)
+        _print_table(report, retriever, source, min_recall, passed)
     if not passed:
         click.echo(
             f"gate failed: mean recall@{k} {report.mean_recall:.4f} < min {min_recall:.4f} "

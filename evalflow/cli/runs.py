@@ -27,12 +27,41 @@ warehouse_option = click.option(
     default=None,
     help="Warehouse root (path or URI). Default: $EVALFLOW_WAREHOUSE or data/warehouse.",
 )
-judge_option = click.option(
-    "--judge",
-    type=click.Choice(JUDGE_NAMES),
-    default=None,
-    help="Judge for every run (default: the manifest's `judge:`, $EVALFLOW_JUDGE, heuristic).",
-)
+
+
+def judge_options(command):
+    """--judge, --max-cost and --labels, collected into one `JudgeChoice`."""
+    options = [
+        click.option(
+            "--judge",
+            type=click.Choice(JUDGE_NAMES),
+            default=None,
+            help="Judge for every run (default: the manifest's `judge:`, $EVALFLOW_JUDGE, "
+            "heuristic). anthropic/hybrid need ANTHROPIC_API_KEY.",
+        ),
+        click.option(
+            "--max-cost",
+            type=click.FloatRange(min=0),
+            default=None,
+            help="Stop judging a run cleanly before its API spend would pass USD "
+            "(remaining checks UNSCORED).",
+        ),
+        click.option(
+            "--labels",
+            type=click.Path(path_type=Path, dir_okay=False, exists=True),
+            default=None,
+            help="Verdicts file for --judge labels (default: $EVALFLOW_LABELS).",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _choice(judge: str | None, max_cost: float | None, labels: Path | None):
+    return orchestrate.JudgeChoice(judge, max_cost, labels)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 
 
@@ -46,7 +75,13 @@ def _progress(outcome: orchestrate.Outcome) -> None:
     stderr().print(f"{mark} {outcome.partition} ({outcome.seconds:.1f} s){detail}")
 
 
-def _materialize(root: str, keys: list[str] | None, judge: str | None, executor: str, workers: int):
+def _materialize(
+    root: str,
+    keys: list[str] | None,
+    judge: orchestrate.JudgeChoice,
+    executor: str,
+    workers: int,
+):
     keys = orchestrate.resolve_partitions(root, keys)
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
@@ -167,7 +202,7 @@ def register(manifests: tuple[Path, ...], warehouse: str | None, as_json: bool) 
     show_default=True,
     help="Partitions evaluated concurrently (one process each).",
 )
-@judge_option
+@judge_options
 @warehouse_option
 @json_option
 def materialize(
@@ -175,12 +210,15 @@ def materialize(
     executor: str,
     workers: int,
     judge: str | None,
+    max_cost: float | None,
+    labels: Path | None,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
     """Evaluate registered runs through Dagster, then rank them and refresh the DuckDB catalog."""
     root = _root(warehouse)
-    outcomes = _materialize(root, list(partitions) or None, judge, executor, workers)
+    choice = _choice(judge, max_cost, labels)
+    outcomes = _materialize(root, list(partitions) or None, choice, executor, workers)
     if as_json:
         emit_json([o.__dict__ for o in outcomes])
     _exit_on_failures(outcomes)
@@ -188,14 +226,21 @@ def materialize(
 
 @click.command()
 @click.argument("manifest", type=click.Path(path_type=Path))
-@judge_option
+@judge_options
 @warehouse_option
 @json_option
-def score(manifest: Path, judge: str | None, warehouse: str | None, as_json: bool) -> None:
+def score(
+    manifest: Path,
+    judge: str | None,
+    max_cost: float | None,
+    labels: Path | None,
+    warehouse: str | None,
+    as_json: bool,
+) -> None:
     """Score one framework run: print its roll-up and write its Markdown report."""
     root = _root(warehouse)
     key = orchestrate.register(root, [manifest])[0]
-    outcomes = _materialize(root, [key], judge, "in_process", 1)
+    outcomes = _materialize(root, [key], _choice(judge, max_cost, labels), "in_process", 1)
     _exit_on_failures(outcomes[:-1])
     columns, rows = _leaderboard(root, None, [key])
     if as_json:
@@ -212,7 +257,7 @@ def score(manifest: Path, judge: str | None, warehouse: str | None, as_json: boo
 
 
 @click.command()
-@judge_option
+@judge_options
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),
@@ -222,7 +267,14 @@ def score(manifest: Path, judge: str | None, warehouse: str | None, as_json: boo
 )
 @warehouse_option
 @json_option
-def demo(judge: str | None, workers: int, warehouse: str | None, as_json: bool) -> None:
+def demo(
+    judge: str | None,
+    max_cost: float | None,
+    labels: Path | None,
+    workers: int,
+    warehouse: str | None,
+    as_json: bool,
+) -> None:
     """Score the bundled offline demo (three runs of one PRD) and print the leaderboard."""
     runs_dir = settings.benchmarks_root() / DEMO_BENCHMARK / "runs"
     manifests = sorted(runs_dir.glob("*.yaml"))
@@ -234,7 +286,7 @@ def demo(judge: str | None, workers: int, warehouse: str | None, as_json: bool) 
         )
     root = _root(warehouse)
     keys = orchestrate.register(root, manifests)
-    outcomes = _materialize(root, keys, judge, "in_process", workers)
+    outcomes = _materialize(root, keys, _choice(judge, max_cost, labels), "in_process", workers)
     _exit_on_failures(outcomes)
     columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
     _print_leaderboard(columns, rows, "json" if as_json else "table")

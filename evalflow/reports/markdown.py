@@ -38,7 +38,9 @@ class ReportInput:
     agreement: pd.Series
     judge_id: str
     judge_deterministic: bool
+    self_preference: bool
     gates: pd.DataFrame
+    side_metrics: str
     notes: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
@@ -103,6 +105,7 @@ def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
     return sorted(out, key=lambda t: (-t[0], t[1]))
 
 
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?s\b")
 _GATE_MARK = {"pass": "✓", "fail": "✗", "not-run": "not-run", "pre-existing": "pre-existing"}
 
 
@@ -132,7 +135,8 @@ def _gates_section(gates: pd.DataFrame) -> list[str]:
         lines.append("Network isolation was unavailable for some gates (see the gates table).")
     fixes = gates[gates["status"] == "fail"]
     for row in fixes.itertuples(index=False):
-        tail = [t for t in str(row.output_tail).splitlines() if t.strip()][-3:]
+        # Durations ("in 0.09s") differ between executions; the report must not.
+        tail = [_DURATION.sub("…s", t) for t in str(row.output_tail).splitlines() if t.strip()][-3:]
         lines.append(f"- Fix `{row.gate}` (evalflow never fixes a gate): {' / '.join(tail)}")
     return lines
 
@@ -235,6 +239,12 @@ def render_report(inp: ReportInput) -> str:
                 f"{votes} | {_cell(evidence)} |"
             )
     lines += ["", "Votes are MET/UNMET/UNSCORED over the k runs."]
+    calls = int(inp.verdicts["api_calls"].sum())
+    if calls:
+        lines.append(
+            f"Judge spend: ${inp.verdicts['cost_usd'].sum():.4f} over {calls} API calls "
+            f"({int(inp.verdicts['cache_read_tokens'].sum())} input tokens from the prompt cache)."
+        )
     gaps = _gap_impacts(inp)
     lines += ["", "## Ranked gaps and the fixes that reach 1.00", ""]
     if not gaps:
@@ -260,9 +270,17 @@ def render_report(inp: ReportInput) -> str:
     borderline = inp.votes[inp.votes["borderline"]]["check_id"].tolist()
     if borderline:
         lines.append(f"Borderline (majority used): {', '.join(borderline)}")
+    if inp.side_metrics:
+        lines += ["", "# Side metrics (reported beside Final, never folded into it)", ""]
+        lines += inp.side_metrics.rstrip("\n").split("\n")
     lines += _gates_section(inp.gates)
     lines += ["", "## Assumptions", ""]
     assumptions = list(inp.assumptions)
+    if inp.self_preference:
+        assumptions.append(
+            f"The judge `{inp.judge_id}` shares the author model's family (SPEC core rule 4): "
+            "borderline checks were scored UNMET."
+        )
     for story in inp.prd.stories:
         if story.assumed:
             assumptions.append(

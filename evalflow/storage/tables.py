@@ -49,6 +49,10 @@ class RunManifestRow(Row):
     baseline_sha256: str = Field(description="hash of the frozen baseline; ranking needs one")
     judge_id: str
     judge_deterministic: bool
+    judge_model: str | None = Field(description="the judging model (null for offline judges)")
+    self_preference: bool = Field(
+        description="judge and author share a model family: borderline checks become UNMET"
+    )
     author_model: str | None = Field(description="model that wrote the code, when known")
     framework_cost_usd: float | None = Field(description="the framework run's own cost")
     spec_dir: str | None
@@ -87,6 +91,14 @@ class VerdictRow(Row):
     n_searches: int
     rationale: str
     flags: str = Field(description="comma-separated validator flags")
+    api_calls: int = Field(description="model requests for this check (cache hits excluded)")
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = Field(description="input tokens served from the prompt cache")
+    cache_write_tokens: int
+    cost_usd: float = Field(description="what the calls cost (dated price table); 0 offline")
+    spent_usd: float = Field(description="what this materialisation paid (cache hits are free)")
+    usage: str = Field(description="JSON list of the model calls behind this verdict")
 
 
 class GateResultRow(Row):
@@ -109,6 +121,21 @@ class GateResultRow(Row):
     base_timed_out: bool | None
     notes: str
     output_tail: str = Field(description="last lines of output, secrets masked")
+
+
+class JudgeCostRow(Row):
+    benchmark: str
+    run_key: str = RUN_KEY
+    run: int
+    judge_id: str
+    checks: int
+    api_calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float = Field(description="what the scoring cost, response-cache hits included")
+    spent_usd: float = Field(description="what the last materialisation paid")
 
 
 class MajorityVoteRow(Row):
@@ -173,6 +200,245 @@ class FinalScoreRow(Row):
     n_borderline: int
     borderline_rate: float
     baseline_sha256: str
+
+
+class StaticAnalysisRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    skill: str
+    skill_sha256: str
+    sub_check: str = Field(description="one of PluginEval's six static sub-checks")
+    score: float
+    anti_patterns: str = Field(description="comma-separated anti-pattern flags of the skill")
+    penalty: float = Field(description="max(0.5, 1 − 0.05 × anti-pattern count)")
+
+
+class PluginJudgeRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    skill: str
+    measured: bool = Field(description="false when no LLM judge was configured")
+    reason: str | None
+    judges: int
+    kappa: float | None = Field(description="Cohen's kappa between judges (≥ 2 judges)")
+    scores: str = Field(description="JSON: dimension → judge score")
+
+
+class McSimulationRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    skill: str
+    simulated: bool = Field(description="true: the offline router, not a model, made the calls")
+    backend: str | None
+    runs: int | None
+    errored_runs: int | None
+    mc_score: float | None
+    activation_rate: float | None
+    activation_ci_low: float | None = Field(description="Wilson 95 % interval")
+    activation_ci_high: float | None
+    triggering_f1: float | None
+    mean_quality: float | None
+    quality_cv: float | None
+    failure_rate: float | None
+    failure_ci_low: float | None = Field(description="exact Clopper–Pearson 95 % interval")
+    failure_ci_high: float | None
+    token_median: float | None
+    token_iqr: float | None
+    token_outliers: int | None
+    efficiency_norm: float | None
+
+
+class PluginCompositeRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    skill: str
+    skill_path: str
+    composite: float = Field(description="0–100, measured dimensions only, × penalty")
+    grade: str | None
+    display_grade: str | None
+    badge: str = Field(description="Platinum … Bronze or none (composite AND Elo)")
+    elo: float | None
+    confidence: str = Field(description="from the layers that produced data")
+    confidence_basis: str
+    penalty: float
+    anti_patterns: str
+    measured_weight: float
+    depth: str
+
+
+class TestInventoryRow(Row):
+    __test__ = False  # not a pytest test class
+
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    test_id: str = Field(description="`path::Class::name[row]`, stable")
+    function_id: str
+    path: str
+    suite: list[str] = Field(description="enclosing classes / describe blocks")
+    name: str
+    language: str
+    start_line: int
+    end_line: int
+    def_line: int
+    row_index: int | None = Field(description="the parametrised row (each counts on its own)")
+    row_line: int | None
+    row_lines: list[int]
+    level: str = Field(description="unit or e2e (frozen per benchmark: baseline test_levels)")
+    level_reason: str
+    asserts: bool
+    assert_lines: list[int]
+    mock_assert_lines: list[int]
+    mock_only: bool = Field(description="every assertion is about a mock having been called")
+    skipped: bool
+    imports: list[str]
+    is_feature: bool | None = Field(description="added by this diff (else pre-existing)")
+
+
+class TestTierRow(Row):
+    __test__ = False
+
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    test_id: str
+    path: str
+    line: int
+    name: str
+    level: str
+    tier: str = Field(description="necessary, secondary, nice_to_have or pre_existing (D)")
+    ac_id: str | None
+    check_ids: str
+    priority: str | None
+    reason: str
+
+
+class DistributionRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    tier: str
+    count: int
+    pct: float | None
+    total_feature_tests: int
+    pre_existing_tests: int
+    healthy: bool = Field(description="every P0 main path has ≥ 1 Necessary test")
+    failing_p0_acs: str
+
+
+class RobustnessRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    test_id: str
+    path: str
+    line: int
+    name: str
+    weight_class: str = Field(description="high (1.0), med (0.5), low (0.25) or zero")
+    weight: float
+    reason: str
+
+
+class ElicitationCategoryRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    category_id: str
+    category: str
+    status: str = Field(description="addressed, missed or n/a")
+    ref: str | None = Field(description="`spec.md:line` when addressed")
+    judge: str
+    rationale: str
+
+
+class ElicitationAdditionRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    item_id: str
+    ref: str
+    text: str
+    category: str | None
+    categories: str
+    verdict: str = Field(description="valid-necessary, valid-defensive or invalid")
+    rationale: str
+    justified: bool
+    judge: str
+    master_id: str | None
+    implementation: str | None = Field(description="implemented, pending or unsearched")
+    implementation_ref: str | None
+    keywords: str
+
+
+class ElicitationItemRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    item_id: str
+    ref: str
+    role: str
+    kind: str
+    section: str
+    trace: str = Field(description="how the spec item traces to the PRD (or does not)")
+    target: str | None
+    score: float | None
+    text: str
+
+
+class ElicitationSummaryRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    status: str = Field(description="scored, or `n/a — no derived spec`")
+    e_recall: float | None
+    e_precision: float | None
+    e_justified: float | None
+    pooled_recall: float | None = Field(description="against the adjudicated master list")
+    n_addressed: int | None
+    n_missed: int | None
+    n_not_applicable: int | None
+    n_additions: int | None
+    n_valid_necessary: int | None
+    n_valid_defensive: int | None
+    n_invalid: int | None
+    n_justified: int | None
+    n_master: int | None
+    n_master_matched: int | None
+    judge: str | None
+    heuristic: bool | None = Field(description="judged by the lexicon heuristic")
+
+
+class ScopeFindingRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    kind: str = Field(description="out_of_scope, rogue_build, plan_drift or deferred")
+    effect: str
+    description: str
+    ref: str = Field(description="file:line of the offending behaviour")
+
+
+class ScopeSummaryRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    status: str
+    verdict: str | None = Field(description="pass, partial or fail")
+    n_out_of_scope: int | None
+    n_rogue_build: int | None
+    n_plan_drift: int | None
+    n_deferred: int | None
+
+
+class SanctionedRequirementRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    req_id: str
+    source: str = Field(description="prd (an AC) or addition (a valid E-addition)")
+    priority: str | None
+    ref: str
+    text: str
+    n_t_checks: int
+    n_met_t_checks: int
+    covered: bool = Field(description="the harness (T) proves it")
+    evidence: str | None
+    implementation: str | None
+
+
+class SideMetricsSectionRow(Row):
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+    markdown: str = Field(description="the report's E, S, R, D sections")
 
 
 class ReportRow(Row):
@@ -253,6 +519,49 @@ class FinalPairRow(Row):
     within_noise: bool
 
 
+class RetrievalEvalRow(Row):
+    retriever: str
+    source: str = Field(description="the synthetic corpus (digest) or the gold evidence set")
+    k: int
+    mean_recall: float = Field(description="the only gated metric (≥ 0.6)")
+    mean_precision: float
+    mrr: float
+    map: float
+    mean_ndcg: float
+    n_cases: int
+    passed: bool
+    canary: bool = Field(description="the deliberately broken retriever the gate must catch")
+
+
+class JudgeCalibrationRow(Row):
+    judge_id: str
+    case: str
+    check_id: str
+    gold: str
+    majority: str
+    agree: bool
+    kind: str = Field(description="clear, planted (a defect that must be UNMET) or borderline")
+    evidence_valid: bool
+    evidence_overlaps_gold: bool
+
+
+class LedgerEntryRow(Row):
+    entry_index: int = Field(description="position in the JSONL ledger")
+    entry_key: str = Field(description="`<kind>:<name>`, e.g. framework_run:<run_key>")
+    kind: str | None
+    run_key: str | None
+    timestamp: str
+    commit: str
+    branch: str
+    status: str
+    scores: str = Field(description="JSON object of the entry's scores")
+    dimension_id: str | None = Field(description="River Review dimension (null: none apply)")
+    score: float | None
+    scoring_method: str | None
+    weighted_total: float | None
+    coverage: float | None
+
+
 class PlotRow(Row):
     benchmark: str
     plot: str
@@ -286,13 +595,34 @@ _SPECS = [
     TableSpec("story_score", StoryScoreRow, "Story_score per story."),
     TableSpec("final_score", FinalScoreRow, "Final, band, bounds, Adjusted Final, agreement."),
     TableSpec("report", ReportRow, "Where each run's Markdown report is."),
+    TableSpec("test_inventory", TestInventoryRow, "Every test case at head (tree-sitter)."),
+    TableSpec("test_tier", TestTierRow, "D: each test's tier and the AC it proves."),
+    TableSpec("distribution", DistributionRow, "D: tier → count → % and the healthy check."),
+    TableSpec("robustness", RobustnessRow, "R: extra tests and their weights."),
+    TableSpec("elicitation_category", ElicitationCategoryRow, "E: the category rubric."),
+    TableSpec("elicitation_addition", ElicitationAdditionRow, "E: the additions ledger."),
+    TableSpec("elicitation_item", ElicitationItemRow, "E: every spec/tasks item traced."),
+    TableSpec("elicitation_summary", ElicitationSummaryRow, "E_recall, E_precision, E_justified."),
+    TableSpec("scope_finding", ScopeFindingRow, "S: each offending behaviour with file:line."),
+    TableSpec("scope_summary", ScopeSummaryRow, "S: pass, partial or fail."),
+    TableSpec("sanctioned_requirement", SanctionedRequirementRow, "PRD ACs ∪ valid additions."),
+    TableSpec("side_metrics_section", SideMetricsSectionRow, "The report's side-metric text."),
+    TableSpec("static_analysis", StaticAnalysisRow, "PluginEval static sub-checks per skill."),
+    TableSpec("plugin_judge", PluginJudgeRow, "PluginEval LLM judge layer per skill."),
+    TableSpec("mc_simulation", McSimulationRow, "PluginEval Monte Carlo layer (simulated)."),
+    TableSpec("plugin_composite", PluginCompositeRow, "PluginEval composite and badge per skill."),
     TableSpec("leaderboard", LeaderboardRow, "Every run, ranked within its benchmark.", False),
     TableSpec("elo_bootstrap", EloBootstrapRow, "Ratings per benchmark with CIs.", False),
     TableSpec("final_uncertainty", FinalUncertaintyRow, "Monte Carlo CI of each Final.", False),
     TableSpec("final_pair", FinalPairRow, "P(A > B) for each pair of runs.", False),
+    TableSpec("judge_cost", JudgeCostRow, "Judge spend per run and scoring run.", False),
     TableSpec("leaderboard_plots", PlotRow, "Plot files per benchmark.", False),
+    TableSpec("retrieval_eval", RetrievalEvalRow, "The retrieval harness per retriever.", False),
+    TableSpec("judge_calibration", JudgeCalibrationRow, "The judge against gold labels.", False),
+    TableSpec("ledger_entry", LedgerEntryRow, "Every evaluation's ledger entry.", False),
 ]
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
+RETRIEVAL_COLUMNS = TABLES["retrieval_eval"].columns
 
 
 class TableContractError(EvalflowError):
@@ -334,7 +664,7 @@ def schema_documents() -> dict[str, dict]:
         schema = spec.model.model_json_schema()
         schema = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": f"https://evalflow.dev/schemas/tables/{spec.name}.schema.json",
+            "$id": f"urn:evalflow:table:{spec.name}",
             **schema,
             "title": spec.name,
             "description": spec.description,

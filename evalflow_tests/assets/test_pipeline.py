@@ -56,7 +56,7 @@ def instance() -> dg.DagsterInstance:
 def test_definitions_load() -> None:
     assert defs.resolve_job_def("evaluate_run")
     assert defs.resolve_job_def("rank_runs")
-    assert {s.name for s in defs.schedules} == {"nightly_reevaluation"}
+    assert {s.name for s in defs.schedules} == {"nightly_reevaluation", "nightly_harness"}
     assert {s.name for s in defs.sensors} == {"run_manifest_sensor"}
 
 

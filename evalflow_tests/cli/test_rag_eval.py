@@ -70,10 +70,14 @@ def test_other_seed_builds_another_corpus() -> None:
 def test_bad_options_exit_2() -> None:
     code, _, err = _run("--retriever", "hnsw")
     assert code == 2
-    assert "valid names: exact, binary, ivf, binary-flipped" in err
-    code, _, err = _run("--retriever", "bm25-evidence")
-    assert code == 2
-    assert "cannot run on the synthetic vector corpus" in err
+    assert "valid names: exact, binary, ivf, binary-flipped, bm25-evidence" in err
     assert _run("--min-recall", "1.5")[0] == 2
     assert _run("--k", "0")[0] == 2
     assert _run("--corpus-seed", "-1")[0] == 2
+
+
+def test_evidence_retriever_gate_on_the_calibration_set() -> None:
+    code, out, _ = _run("--retriever", "bm25-evidence", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["passed"] and payload["mean_recall"] >= 0.6
+    assert payload["retriever"] == "bm25-evidence" and len(payload["cases"]) == 29

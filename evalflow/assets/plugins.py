@@ -1,0 +1,142 @@
+"""PluginEval assets over each framework run's own skills (`skills_dir` in the manifest).
+
+One evaluation per skill feeds four assets, so no layer is computed twice:
+- `static_analysis`: the six static sub-checks, dimension scores and anti-patterns;
+- `plugin_judge`: the LLM judge layer — unmeasured (with the reason) unless an LLM judge is
+  configured; never invented;
+- `mc_simulation`: the Monte Carlo layer through the offline router — a *simulation*, and
+  every row says so (`simulated = true`);
+- `plugin_composite`: the composite, grade, badge and the confidence label from the layers
+  that really produced data.
+`skills_dir` resolves against the manifest's directory; a run without one yields empty tables.
+"""
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.assets.common import GROUP, IO, stamp
+from evalflow.assets.partitions import evaluations
+from evalflow.domain.plugineval.evaluate import EvalOptions
+from evalflow.domain.plugineval.report import report_dict
+from evalflow.inputs import load_manifest
+from evalflow.plugineval_io import evaluate_path
+from evalflow.registry import manifest_for
+from evalflow.resources import EvalflowResource
+
+DEPTH = "deep"
+SEED = 0
+STATIC_COLUMNS = ["skill", "skill_sha256", "sub_check", "score", "anti_patterns", "penalty"]
+JUDGE_COLUMNS = ["skill", "measured", "reason", "judges", "kappa", "scores"]
+MC_STATS = [
+    "activation_rate", "activation_ci_low", "activation_ci_high", "triggering_f1",
+    "mean_quality", "quality_cv", "failure_rate", "failure_ci_low", "failure_ci_high",
+    "token_median", "token_iqr", "token_outliers", "efficiency_norm",
+]  # fmt: skip
+MC_COLUMNS = ["skill", "simulated", "backend", "runs", "errored_runs", "mc_score", *MC_STATS]
+COMPOSITE_COLUMNS = [
+    "skill", "skill_path", "composite", "grade", "display_grade", "badge", "elo", "confidence",
+    "confidence_basis", "penalty", "anti_patterns", "measured_weight", "depth",
+]  # fmt: skip
+
+
+def _layer(report: dict, name: str) -> dict:
+    return next(layer for layer in report["layers"] if layer["name"] == name)
+
+
+def plugin_tables(skills_dir: Path | None) -> tuple[pd.DataFrame, ...]:
+    """The four tables for one framework run's skills (empty when it has none)."""
+    static, judge, mc, composite = [], [], [], []
+    reports = []
+    if skills_dir is not None:
+        evaluations_, _ = evaluate_path(skills_dir, EvalOptions(depth=DEPTH, seed=SEED))
+        reports = [report_dict(ev) for ev in evaluations_]
+    for report in reports:
+        name = report["skill"]["name"]
+        static_layer = _layer(report, "static")
+        anti = ",".join(static_layer["anti_patterns"])
+        static += [
+            {"skill": name, "skill_sha256": report["skill"]["sha256"], "sub_check": sub,
+             "score": score, "anti_patterns": anti, "penalty": static_layer["penalty"]}
+            for sub, score in sorted(static_layer["sub_scores"].items())
+        ]  # fmt: skip
+        judge_layer = _layer(report, "judge")
+        judge.append(
+            {
+                "skill": name,
+                "measured": judge_layer["measured"],
+                "reason": judge_layer.get("reason"),
+                "judges": judge_layer["judges"],
+                "kappa": judge_layer["kappa"],
+                "scores": json.dumps(judge_layer["scores"], sort_keys=True),
+            }
+        )
+        mc_layer = _layer(report, "monte_carlo")
+        stats = mc_layer.get("stats") or {}
+        mc.append(
+            {
+                "skill": name,
+                "simulated": bool(mc_layer.get("simulated", True)),
+                "backend": mc_layer.get("backend"),
+                "runs": mc_layer.get("runs"),
+                "errored_runs": mc_layer.get("errored_runs"),
+                "mc_score": mc_layer.get("mc_score"),
+                **{key: stats.get(key) for key in MC_STATS},
+            }
+        )
+        comp = report["composite"]
+        composite.append(
+            {
+                "skill": name,
+                "skill_path": report["skill"]["path"],
+                "composite": comp["score"],
+                "grade": comp["grade"],
+                "display_grade": comp["display_grade"],
+                "badge": comp["badge"],
+                "elo": comp["elo"],
+                "confidence": report["confidence"],
+                "confidence_basis": ", ".join(report["confidence_basis"]),
+                "penalty": comp["penalty"],
+                "anti_patterns": anti,
+                "measured_weight": comp["measured_weight"],
+                "depth": report["depth"],
+            }
+        )
+    return (
+        pd.DataFrame(static, columns=STATIC_COLUMNS),
+        pd.DataFrame(judge, columns=JUDGE_COLUMNS),
+        pd.DataFrame(mc, columns=MC_COLUMNS),
+        pd.DataFrame(composite, columns=COMPOSITE_COLUMNS),
+    )
+
+
+@dg.multi_asset(
+    name="plugineval",
+    partitions_def=evaluations,
+    group_name=GROUP,
+    outs={
+        "static_analysis": dg.AssetOut(io_manager_key=IO, description="Static sub-checks"),
+        "plugin_judge": dg.AssetOut(io_manager_key=IO, description="LLM judge layer"),
+        "mc_simulation": dg.AssetOut(
+            io_manager_key=IO, description="Monte Carlo layer (offline router: a simulation)"
+        ),
+        "plugin_composite": dg.AssetOut(io_manager_key=IO, description="Composite and badge"),
+    },
+)
+def plugineval(
+    context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Score the framework's own skills/plugins (PluginEval: static, judge, Monte Carlo)."""
+    loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
+    skills = loaded.manifest.skills_dir
+    tables = plugin_tables(loaded.resolve(skills) if skills else None)
+    composite = tables[3]
+    context.add_output_metadata(
+        {"skills": len(composite), "mean_composite": float(composite["composite"].mean())}
+        if len(composite)
+        else {"skills": 0},
+        output_name="plugin_composite",
+    )
+    return tuple(stamp(table, run_manifest) for table in tables)  # type: ignore[return-value]

@@ -1,0 +1,52 @@
+"""The Claude judge through the whole pipeline, against the local fake Messages API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.cli import main
+from evalflow_tests.judges.fake_anthropic import TEST_KEY, FakeAnthropic, grep_then_submit
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, capsys) -> None:
+    manifest = mini / "runs" / "good.yaml"
+    data = yaml.safe_load(manifest.read_text())
+    manifest.write_text(yaml.safe_dump({**data, "author_model": "claude-opus-4-6"}))
+    with FakeAnthropic(grep_then_submit) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        code, out, err = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
+        assert code == 0, err
+        first_requests = len(fake.requests)
+        code, out2, _ = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
+        assert len(fake.requests) == first_requests  # unchanged inputs: every call from cache
+    (row,) = json.loads(out)
+    # S2-AC1-T1 is UNMET (no test asserts bye()): S2 = 0.6 · 1 + 0.4 · 0 → (3 + 2·0.6) / 5
+    assert row["final"] == 0.84 and row["judge_id"].startswith("anthropic:")
+    assert row["judge_cost_usd"] > 0
+    assert json.loads(out2)[0]["final"] == 0.84
+    code, out, _ = run_cli(
+        capsys, "query", "SELECT self_preference, judge_model FROM run_manifest", "--json"
+    )
+    assert json.loads(out)[0]["self_preference"] is True
+    code, out, _ = run_cli(
+        capsys, "query", "SELECT sum(api_calls) AS calls, sum(cost_usd) > 0 AS cost, "
+        "sum(spent_usd) AS spent FROM judge_cost", "--json",
+    )  # fmt: skip
+    # The re-run was served from the response cache: nothing called, nothing paid, while
+    # the scores still carry what they cost to obtain.
+    assert json.loads(out) == [{"calls": 0, "cost": True, "spent": 0.0}]
+    for path in warehouse_dir.rglob("*"):
+        if path.is_file():
+            assert TEST_KEY.encode() not in path.read_bytes(), path
