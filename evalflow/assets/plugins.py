@@ -9,6 +9,7 @@ One evaluation per skill feeds four assets, so no layer is computed twice:
 - `plugin_composite`: the composite, grade, badge and the confidence label from the layers
   that really produced data.
 `skills_dir` resolves against the manifest's directory; a run without one yields empty tables.
+Each skill's score is appended to the ledger (`plugin_score:<run_key>/<skill>`, pass = a badge).
 """
 
 import json
@@ -22,6 +23,7 @@ from evalflow.assets.partitions import evaluations
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.report import report_dict
 from evalflow.inputs import load_manifest
+from evalflow.ledger import ledger_path_for, record_evaluation
 from evalflow.plugineval_io import evaluate_path
 from evalflow.registry import manifest_for
 from evalflow.resources import EvalflowResource
@@ -133,6 +135,16 @@ def plugineval(
     skills = loaded.manifest.skills_dir
     tables = plugin_tables(loaded.resolve(skills) if skills else None)
     composite = tables[3]
+    root = evalflow.get_warehouse().local_root
+    for row in composite.itertuples(index=False):
+        record_evaluation(
+            "plugin_score",
+            f"{context.partition_key}/{row.skill}",
+            scores={"composite": row.composite, "penalty": row.penalty},
+            results=[(flag, False, None) for flag in row.anti_patterns.split(",") if flag],
+            passed=row.badge != "none",
+            ledger_path=ledger_path_for(root),
+        )
     context.add_output_metadata(
         {"skills": len(composite), "mean_composite": float(composite["composite"].mean())}
         if len(composite)

@@ -6,6 +6,7 @@ so re-running unchanged inputs leaves the warehouse byte-identical.
 """
 
 import hashlib
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
@@ -13,10 +14,37 @@ import pandas as pd
 from evalflow.assets.common import GROUP, IO, benchmark
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import agreement
+from evalflow.ledger import ledger_path_for, record_evaluation
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.resources import EvalflowResource
 
 REPORT_TABLE = "report"
+
+
+def _record_in_ledger(
+    root: Path, manifest: pd.Series, final: pd.Series, ac: pd.DataFrame, votes: pd.DataFrame
+) -> None:
+    """One `framework_run:<run_key>` ledger entry: pass = complete and no confirmed ✗ gate."""
+    unmet = votes[votes["majority"] != "MET"]
+    results = []
+    for row in ac.sort_values("ac_id").itertuples(index=False):
+        missing = sorted(unmet.loc[unmet["check_id"].str.startswith(f"{row.ac_id}-"), "check_id"])
+        results.append((row.ac_id, row.ac_score == 1.0, [f"not MET: {', '.join(missing)}"]
+                        if missing else None))  # fmt: skip
+    record_evaluation(
+        "framework_run",
+        str(manifest["run_key"]),
+        scores={
+            "final": final["final"],
+            "adjustedFinal": final["adjusted_final"],
+            "finalLower": final["final_lower"],
+            "finalUpper": final["final_upper"],
+            "borderline": final["n_borderline"],
+        },
+        results=results,
+        passed=bool(final["complete"]) and not bool(final["gates_failed"]),
+        ledger_path=ledger_path_for(root),
+    )
 
 
 @dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
@@ -77,6 +105,7 @@ def report(
         temp = path.with_suffix(".md.tmp")
         temp.write_text(text, encoding="utf-8")
         temp.replace(path)
+    _record_in_ledger(warehouse.local_root, m, final_score.iloc[0], ac_score, majority_vote)
     context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
     return pd.DataFrame(
         [
