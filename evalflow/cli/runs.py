@@ -291,6 +291,18 @@ def demo(
     columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
     _print_leaderboard(columns, rows, "json" if as_json else "table")
     if not as_json:
+        plugin_cols, plugin_rows = run_query(
+            settings.warehouse(root),
+            "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
+            "c.confidence_basis FROM plugin_composite c JOIN run_manifest m USING (run_key) "
+            "ORDER BY m.framework, c.skill",
+        )
+        emit_table(
+            plugin_cols,
+            plugin_rows,
+            title="PluginEval — the frameworks' own skills (Monte Carlo layer simulated offline)",
+        )
+    if not as_json:
         catalog = settings.warehouse(root).local_root / "evalflow.duckdb"
         click.echo(f'Tables: evalflow query "SHOW TABLES"  ·  DuckDB catalog: {catalog}')
 
