@@ -7,13 +7,12 @@ codes of `evalflow.errors`; set EVALFLOW_DEBUG=1 to see a traceback instead.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 
 import click
 
 from evalflow import __version__
-from evalflow.errors import EXIT_INTERNAL, EvalflowError
+from evalflow.cli.failures import exit_code_for
 
 # Command name → "module:attribute". Modules load on first use, so a light command never pays
 # for Dagster's import time.
@@ -62,16 +61,6 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(2)
-    except EvalflowError as exc:
-        click.echo(f"error: {exc.one_line()}", err=True)
-        sys.exit(exc.exit_code)
     except Exception as exc:
-        if os.environ.get("EVALFLOW_DEBUG"):
-            raise
-        click.echo(
-            f"internal error: {type(exc).__name__}: {exc} "
-            "(rerun with EVALFLOW_DEBUG=1 for the traceback and report it)",
-            err=True,
-        )
-        sys.exit(EXIT_INTERNAL)
+        sys.exit(exit_code_for(exc))
     sys.exit(rc if isinstance(rc, int) else 0)

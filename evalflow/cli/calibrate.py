@@ -8,13 +8,8 @@ defect), 2 bad input, 3 an internal failure.
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -24,39 +19,13 @@ from rich.table import Table
 from evalflow import settings
 from evalflow.calibration_io import DEFAULT_SET, CalibrationResult
 from evalflow.calibration_io import calibrate as calibrate_set
+from evalflow.cli.failures import guarded
 from evalflow.domain.rubric.models import LedgerEntry
-from evalflow.errors import EXIT_BELOW_THRESHOLD, EXIT_INTERNAL, EvalflowError
+from evalflow.errors import EXIT_BELOW_THRESHOLD
 from evalflow.judges.registry import JUDGE_NAMES
 from evalflow.ledger import DEFAULT_RUBRIC_PATH
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _FILE = click.Path(path_type=Path, dir_okay=False)
-
-
-def _guarded(fn: F) -> F:
-    """One stderr line and the fixed exit codes, whether run by `evalflow` or directly."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except EvalflowError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
-            sys.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except Exception as exc:
-            if os.environ.get("EVALFLOW_DEBUG"):
-                raise
-            click.echo(
-                f"internal error: {type(exc).__name__}: {exc} "
-                "(rerun with EVALFLOW_DEBUG=1 for the traceback and report it)",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _fmt(value: float | None) -> str:
@@ -160,7 +129,7 @@ def _print(result: CalibrationResult, entry: LedgerEntry) -> None:
     help="Rubric file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print summary and rows as JSON on stdout.")
-@_guarded
+@guarded
 def calibrate(
     judge_name: str | None,
     set_dir: Path,

@@ -11,16 +11,14 @@ judge layer is reported unmeasured. Also runnable as `python -m evalflow.cli.plu
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from evalflow.cli.failures import F, guarded
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.model import DEPTHS
 from evalflow.domain.plugineval.report import (
@@ -31,35 +29,8 @@ from evalflow.domain.plugineval.report import (
     render_markdown,
     report_dict,
 )
-from evalflow.errors import EXIT_BELOW_THRESHOLD, EXIT_INTERNAL, EvalflowError, InputError
+from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
 from evalflow.plugineval_io import build_corpus, evaluate_path, load_corpus, write_corpus
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _guarded(fn: F) -> F:
-    """Map failures to one stderr line and the fixed exit codes, however the group is run."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except EvalflowError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
-            sys.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except Exception as exc:
-            if os.environ.get("EVALFLOW_DEBUG"):
-                raise
-            click.echo(
-                f"internal error: {type(exc).__name__}: {exc} "
-                "(rerun with EVALFLOW_DEBUG=1 for the traceback and report it)",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _judges(ctx: click.Context) -> Sequence[Any]:
@@ -167,7 +138,7 @@ def plugin() -> None:
 )
 @_with_score_options
 @click.pass_context
-@_guarded
+@guarded
 def score(
     ctx: click.Context,
     path: Path,
@@ -197,7 +168,7 @@ def score(
 @click.argument("path", type=click.Path(path_type=Path))
 @_with_score_options
 @click.pass_context
-@_guarded
+@guarded
 def certify(
     ctx: click.Context,
     path: Path,
@@ -235,7 +206,7 @@ def certify(
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for every draw.")
 @_with_output
 @click.pass_context
-@_guarded
+@guarded
 def compare(
     ctx: click.Context, a: Path, b: Path, depth: str, seed: int, output: str, as_json: bool
 ) -> None:
@@ -264,7 +235,7 @@ def compare(
     required=True,
     help="Where to write index.json.",
 )
-@_guarded
+@guarded
 def init(plugins_dir: Path, corpus_dir: Path) -> None:
     """Build the gold-corpus index (static scores, sha256) from every skill in PLUGINS_DIR."""
     index = build_corpus(plugins_dir)

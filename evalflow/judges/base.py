@@ -56,3 +56,19 @@ class Judge(Protocol):
     def drain_usage(self) -> list[UsageRecord]:
         """Model calls made since the last drain (empty for offline judges)."""
         ...
+
+
+class OfflineJudge:
+    """What every offline judge (heuristic, labels) says about itself: no model, no API
+    spend, and k runs that are identical by construction."""
+
+    @property
+    def model(self) -> str | None:
+        return None
+
+    @property
+    def deterministic(self) -> bool:
+        return True
+
+    def drain_usage(self) -> list[UsageRecord]:
+        return []

@@ -22,8 +22,7 @@ from typing import Any
 
 from evalflow.domain.globs import any_glob
 from evalflow.domain.models import BaselineAC, Check, Evidence, Probe, Search, Verdict
-from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cost import UsageRecord
+from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.snapshot import RepoSnapshot
 from evalflow.repo.test_inventory import (
     LevelConventions,
@@ -97,7 +96,7 @@ class _Index:
         return [], searches
 
 
-class HeuristicJudge:
+class HeuristicJudge(OfflineJudge):
     """Probe-driven, offline judge (see module docstring)."""
 
     def __init__(self, conventions: LevelConventions | None = None) -> None:
@@ -107,17 +106,6 @@ class HeuristicJudge:
     @property
     def judge_id(self) -> str:
         return "heuristic"
-
-    @property
-    def model(self) -> str | None:
-        return None
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return []
-
-    @property
-    def deterministic(self) -> bool:
-        return True
 
     def fingerprint_fields(self) -> dict[str, Any]:
         return {

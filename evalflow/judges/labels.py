@@ -30,8 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.models import Evidence, Search, Status, Verdict
 from evalflow.errors import InputError
-from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cost import UsageRecord
+from evalflow.judges.base import JudgeRequest, OfflineJudge
 
 LABELS_ENV = "EVALFLOW_LABELS"
 
@@ -99,7 +98,7 @@ def load_labels(path: Path) -> LabelFile:
     return labels
 
 
-class LabelsJudge:
+class LabelsJudge(OfflineJudge):
     """Verdicts from a labels file (see the module docstring)."""
 
     def __init__(self, path: Path | None = None) -> None:
@@ -117,17 +116,6 @@ class LabelsJudge:
     @property
     def judge_id(self) -> str:
         return f"labels:{self.path.stem}"
-
-    @property
-    def model(self) -> str | None:
-        return None
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return []
-
-    @property
-    def deterministic(self) -> bool:
-        return True
 
     def fingerprint_fields(self) -> dict[str, Any]:
         return {"judge": self.judge_id, "labels_sha256": self._sha256}
