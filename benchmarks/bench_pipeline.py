@@ -2,9 +2,9 @@
 
 1. `evalflow demo` wall time split into Dagster overhead and domain work: the demo's three
    runs through `orchestrate.materialize` (what `evalflow demo` runs after start-up), against
-   the same domain steps called directly (prepare, snapshot, 3 scoring runs, vote, roll-up,
-   report rendering). Overhead = pipeline − domain. The CLI's process start-up (imports) is
-   timed separately with `evalflow --version`-free `python -c "import evalflow.definitions"`.
+   the same steps called directly (prepare, snapshot, 3 scoring runs, vote, roll-up, gates,
+   side metrics, PluginEval). Overhead = pipeline − domain. The CLI's process start-up
+   (imports) is timed separately with `python -c "import evalflow.definitions"`.
 2. Per-asset overhead: a chain of no-op assets executed in-process and with the multiprocess
    executor, per step.
 3. N partitions of a small synthetic benchmark through `orchestrate.materialize` with 2
@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalflow import orchestrate  # noqa: E402
+from evalflow.assets.plugins import plugin_tables  # noqa: E402
 from evalflow.domain.rollup import rollup  # noqa: E402
 from evalflow.domain.vote import majority_vote  # noqa: E402
 from evalflow.evaluation import (  # noqa: E402
@@ -47,7 +48,10 @@ from evalflow.evaluation import (  # noqa: E402
     stories_frame,
     verdicts_frame,
 )
+from evalflow.gates import run_gates  # noqa: E402
 from evalflow.judges.heuristic import HeuristicJudge  # noqa: E402
+from evalflow.repo.diff_surface import unified_diff  # noqa: E402
+from evalflow.side_metrics_io import side_metrics_for_run  # noqa: E402
 from evalflow.storage.catalog import query, refresh_catalog  # noqa: E402
 from evalflow.storage.warehouse import Warehouse  # noqa: E402
 from evalflow_tests.mini_benchmark import make_mini  # noqa: E402
@@ -61,6 +65,8 @@ def median(values: list[float]) -> float:
 
 
 def domain_only(warehouse: Path) -> float:
+    """The work the assets call, without Dagster: scoring, vote, roll-up, gates, side
+    metrics and PluginEval for each demo run."""
     start = time.perf_counter()
     for manifest in DEMO_RUNS:
         prepared = prepare_run(manifest, warehouse)
@@ -72,11 +78,28 @@ def domain_only(warehouse: Path) -> float:
                 for run in range(1, K_RUNS + 1)
             ]
         )
-        rollup(
-            majority_vote(verdicts, K_RUNS),
-            checks_frame(prepared.benchmark.baseline),
-            stories_frame(prepared.benchmark.prd),
+        votes = majority_vote(verdicts, K_RUNS)
+        bench = prepared.benchmark
+        rollup(votes, checks_frame(bench.baseline), stories_frame(bench.prd))
+        run_gates(
+            prepared.repo,
+            prepared.head_sha,
+            prepared.base_sha,
+            prepared.manifest.gates,
+            prepared.diff_paths,
         )
+        side_metrics_for_run(
+            prd=bench.prd,
+            baseline=bench.baseline,
+            snapshot=snapshot,
+            unified_diff=unified_diff(prepared.repo, prepared.base_sha, prepared.head_sha),
+            spec_dir=prepared.manifest.spec_dir,
+            benchmark_dir=bench.baseline_path.parent,
+            framework=prepared.manifest.framework,
+            votes=votes,
+            verdicts=verdicts,
+        )
+        plugin_tables(prepared.resolve(prepared.manifest.skills_dir))
     return time.perf_counter() - start
 
 

@@ -12,10 +12,11 @@ import os
 
 import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+from dagster._utils.schedules import is_valid_cron_string
 
 from evalflow import settings
 from evalflow.assets.partitions import evaluations
-from evalflow.errors import EvalflowError
+from evalflow.errors import EvalflowError, InputError
 from evalflow.registry import register_manifest
 
 NIGHTLY_CRON_ENV = "EVALFLOW_NIGHTLY_CRON"
@@ -25,11 +26,21 @@ DEFAULT_NIGHTLY_CRON = "0 2 * * *"
 NIGHTLY_HARNESS_CRON = "30 1 * * *"
 
 
+def _cron() -> str:
+    value = os.environ.get(NIGHTLY_CRON_ENV) or DEFAULT_NIGHTLY_CRON
+    if not is_valid_cron_string(value):
+        raise InputError(
+            f"{NIGHTLY_CRON_ENV}={value!r} is not a cron expression",
+            fix="use five fields, e.g. '0 2 * * *' (02:00 UTC every day)",
+        )
+    return value
+
+
 def nightly_schedule(job: UnresolvedAssetJobDefinition) -> dg.ScheduleDefinition:
     @dg.schedule(
         name="nightly_reevaluation",
         job=job,
-        cron_schedule=os.environ.get(NIGHTLY_CRON_ENV) or DEFAULT_NIGHTLY_CRON,
+        cron_schedule=_cron(),
         execution_timezone="UTC",
         description="Re-evaluate every registered framework run (02:00 UTC by default).",
     )
@@ -76,3 +87,21 @@ def manifest_sensor(job: UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
         )
 
     return _sensor
+
+
+def rank_after_evaluation(
+    evaluated: UnresolvedAssetJobDefinition, rank: UnresolvedAssetJobDefinition
+) -> dg.SensorDefinition:
+    """Refresh the cross-run tables (leaderboard, ratings, ledger) after each evaluation."""
+
+    @dg.run_status_sensor(
+        name="rank_after_evaluation",
+        run_status=dg.DagsterRunStatus.SUCCESS,
+        monitored_jobs=[evaluated],
+        request_job=rank,
+        description="Re-rank every benchmark when a framework run has been evaluated.",
+    )
+    def _rank(context: dg.RunStatusSensorContext) -> dg.RunRequest:
+        return dg.RunRequest(run_key=f"rank-after-{context.dagster_run.run_id}")
+
+    return _rank

@@ -1,8 +1,10 @@
 """The error types every evalflow command turns into one clear line and an exit code.
 
-Exit codes are fixed across the CLI: 0 ok, 1 a measured result below a threshold or a
-failed gate, 2 bad input or usage, 3 an internal failure. A crash is never confused with a
-low score.
+Exit codes are fixed across the CLI: 0 ok, 1 a measured result below its threshold (the
+retrieval gate, a plugin score under --threshold, a judge that fails calibration), 2 bad input
+or usage (including runs that could not be evaluated), 3 an internal failure. A crash is never
+confused with a low score; a framework run that scored low or failed a gate was still
+evaluated successfully (0).
 """
 
 from __future__ import annotations

@@ -53,6 +53,12 @@ def evaluate_run_job() -> dg.JobDefinition:
     return defs.resolve_job_def("evaluate_run")
 
 
+def evaluate_run_multiprocess_job() -> dg.JobDefinition:
+    from evalflow.definitions import defs
+
+    return defs.resolve_job_def("evaluate_run_multiprocess")
+
+
 def rank_runs_job() -> dg.JobDefinition:
     from evalflow.definitions import defs
 
@@ -93,11 +99,10 @@ class JudgeChoice:
         return out
 
 
-def _run_config(warehouse_root: str, judge: JudgeChoice, executor: str) -> dict:
+def _run_config(warehouse_root: str, judge: JudgeChoice) -> dict:
     config: dict = {"evalflow": {"config": {"warehouse": warehouse_root, **judge.config()}}}
     return {
         "resources": {**config, "warehouse_io": {"config": {"warehouse": warehouse_root}}},
-        "execution": {"config": {executor: {}}},
         "loggers": QUIET_LOGS,
     }
 
@@ -120,10 +125,11 @@ def run_partition(
 ) -> Outcome:
     """Materialise every per-run asset of one partition in its own Dagster run."""
     start = time.perf_counter()
+    job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
     with dg.execute_job(
-        dg.reconstructable(evaluate_run_job),
+        dg.reconstructable(job),
         instance=instance(warehouse_root),
-        run_config=_run_config(warehouse_root, judge, executor),
+        run_config=_run_config(warehouse_root, judge),
         tags={"dagster/partition": partition},
     ) as result:
         ok = result.success

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
 
 from evalflow import settings
+from evalflow.errors import InputError
 from evalflow.judges.base import Judge
 from evalflow.judges.cost import Budget
 from evalflow.judges.registry import make_judge
@@ -20,9 +22,10 @@ class EvalflowResource(dg.ConfigurableResource):
     judge: str = ""
     borderline_max: float = 0.2  # asset check `borderline_rate` warns above this share
     gate_timeout_s: float = 600.0  # per engineering gate; the process group is killed after it
-    # --max-cost for one framework run, split evenly over its k scoring runs (each scoring run
-    # is its own asset, possibly in its own process); 0 means no limit beyond the env default.
-    max_cost_usd: float = 0.0
+    # The judge's spend limit for one framework run (--max-cost; unset ⇒ $EVALFLOW_MAX_COST_USD,
+    # unset too ⇒ no limit), split evenly over its k scoring runs: each is its own asset,
+    # possibly in its own process. 0 means spend nothing.
+    max_cost_usd: float | None = None
     labels: str = ""  # the labels judge's file; empty ⇒ $EVALFLOW_LABELS
 
     def get_warehouse(self) -> Warehouse:
@@ -30,6 +33,17 @@ class EvalflowResource(dg.ConfigurableResource):
 
     def judge_name(self, manifest_judge: str | None) -> str:
         return self.judge or manifest_judge or settings.default_judge()
+
+    def cost_limit(self) -> float | None:
+        if self.max_cost_usd is not None:
+            return self.max_cost_usd
+        value = os.environ.get("EVALFLOW_MAX_COST_USD", "").strip()
+        try:
+            return float(value) if value else None
+        except ValueError as exc:
+            raise InputError(
+                f"EVALFLOW_MAX_COST_USD={value!r} is not a number", fix="e.g. 5 (dollars)"
+            ) from exc
 
     def get_judge(self, manifest_judge: str | None, *, share: int = 1) -> Judge:
         """The judge, with its response cache under the warehouse; `share` splits the cost
@@ -39,5 +53,5 @@ class EvalflowResource(dg.ConfigurableResource):
             self.judge_name(manifest_judge),
             cache_dir=warehouse.local_root / "cache" if warehouse.is_local else None,
             labels_path=Path(self.labels) if self.labels else None,
-            budget=Budget(self.max_cost_usd / share) if self.max_cost_usd > 0 else None,
+            budget=Budget(limit / share) if (limit := self.cost_limit()) is not None else None,
         )

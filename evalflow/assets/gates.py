@@ -33,6 +33,9 @@ def gates(
         timeout_s=evalflow.gate_timeout_s,
         build_command=benchmark(context, evalflow).baseline.build_command,
     )
+    if prepared.worktree:
+        note = "gates ran on the HEAD commit: uncommitted working-tree changes are not gated"
+        results = [r.model_copy(update={"notes": (*r.notes, note)}) for r in results]
     frame = stamp(gates_frame(prepared.run_key, results), run_manifest)
     context.add_output_metadata({r.gate: r.status for r in results})
     return frame

@@ -21,6 +21,8 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         group_name=GROUP,
         deps=["diff_surface"],
         retry_policy=dg.RetryPolicy(max_retries=2, delay=5),
+        # Concurrency pool: size it to the judge API's rate limit (docs/scaling.md).
+        pool="judge_api",
         description=f"Verdicts of scoring run {run} of {K_RUNS} (validated evidence).",
     )
     def scoring_run(

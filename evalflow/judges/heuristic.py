@@ -173,15 +173,15 @@ class HeuristicJudge(OfflineJudge):
         )
 
     def _test(self, check: Check, index: _Index, run: int) -> Verdict:
-        evidence: list[Evidence] = []
         searches: list[Search] = []
         failures: list[str] = []
+        per_probe: list[list[tuple[TestCase, _Hit]]] = []
         for probe in check.probes:
             hits, done = index.search(probe.pattern, probe.path_globs, tests=True)
             searches += done
-            chosen, why = self._asserting_tests(check, hits, index)
-            if chosen:
-                evidence += chosen
+            candidates, why = self._asserting_tests(check, hits, index)
+            if candidates:
+                per_probe.append(candidates)
             else:
                 failures.append(f"{probe.pattern!r}: {why}")
         if failures:
@@ -192,6 +192,7 @@ class HeuristicJudge(OfflineJudge):
                 searches=tuple(searches),
                 rationale="; ".join(failures),
             )
+        evidence = [_evidence(hit) for _, hit in _choose(check, per_probe)]
         return self._verdict(
             check,
             run,
@@ -203,8 +204,11 @@ class HeuristicJudge(OfflineJudge):
 
     def _asserting_tests(
         self, check: Check, hits: list[_Hit], index: _Index
-    ) -> tuple[list[Evidence], str]:
-        """Evidence from assertion lines at the required level, or why there is none."""
+    ) -> tuple[list[tuple[TestCase, _Hit]], str]:
+        """Assertion lines at the required level (in search order), or why there are none.
+
+        For level `both` the result is exactly two hits: an e2e test and a second test.
+        """
         if not hits:
             return [], "no test line matches"
         qualifying: list[tuple[TestCase, _Hit]] = []
@@ -223,9 +227,9 @@ class HeuristicJudge(OfflineJudge):
                 qualifying.append((case, hit))
         e2e = [(c, h) for c, h in qualifying if c.level == "e2e"]
         if check.level == "unit":
-            chosen = qualifying[:1]
+            chosen = qualifying
         elif check.level == "e2e":
-            chosen = e2e[:1]
+            chosen = e2e
             if qualifying and not e2e:
                 reasons.add("asserted only in unit tests; an e2e test is required")
         else:
@@ -235,7 +239,7 @@ class HeuristicJudge(OfflineJudge):
                 reasons.add("level 'both' needs an asserting e2e test and a second asserting test")
         if not chosen:
             return [], "; ".join(sorted(reasons)) or "no qualifying test"
-        return [_evidence(h) for _, h in chosen], ""
+        return chosen, ""
 
     def _without_probes(self, check: Check, index: _Index, run: int) -> Verdict:
         names = sorted(
@@ -258,6 +262,22 @@ class HeuristicJudge(OfflineJudge):
                 f"needs an LLM or human judge{detail}"
             ),
         )
+
+
+def _choose(
+    check: Check, per_probe: list[list[tuple[TestCase, _Hit]]]
+) -> list[tuple[TestCase, _Hit]]:
+    """The hits to cite: one test case that satisfies every probe when there is one (the
+    check is then proved by a single test), else the first qualifying hit of each probe."""
+    if check.level == "both":
+        return [pair for candidates in per_probe for pair in candidates]
+    shared = set.intersection(*({c.test_id for c, _ in candidates} for candidates in per_probe))
+    if shared:
+        test_id = next(c.test_id for c, _ in per_probe[0] if c.test_id in shared)
+        return [
+            next((c, h) for c, h in candidates if c.test_id == test_id) for candidates in per_probe
+        ]
+    return [candidates[0] for candidates in per_probe]
 
 
 def _evidence(hit: _Hit) -> Evidence:

@@ -54,10 +54,37 @@ def instance() -> dg.DagsterInstance:
 
 
 def test_definitions_load() -> None:
-    assert defs.resolve_job_def("evaluate_run")
-    assert defs.resolve_job_def("rank_runs")
+    for job in ("evaluate_run", "evaluate_run_multiprocess", "rank_runs", "harness"):
+        assert defs.resolve_job_def(job)
+    assert defs.resolve_job_def("evaluate_run").executor_def.name == "in_process"
     assert {s.name for s in defs.schedules} == {"nightly_reevaluation", "nightly_harness"}
-    assert {s.name for s in defs.sensors} == {"run_manifest_sensor"}
+    assert {s.name for s in defs.sensors} == {"run_manifest_sensor", "rank_after_evaluation"}
+
+
+def test_rank_runs_after_each_evaluation(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
+    sensor = defs.resolve_sensor_def("rank_after_evaluation")
+    run = instance.create_run_for_job(
+        defs.resolve_job_def("evaluate_run"), run_id="e0a1b2c3-0000-4000-8000-000000000001"
+    )
+    context = dg.build_run_status_sensor_context(
+        sensor_name=sensor.name,
+        dagster_instance=instance,
+        dagster_run=run,
+        dagster_event=dg.DagsterEvent(event_type_value="PIPELINE_SUCCESS", job_name="evaluate_run"),
+    )
+    request = sensor(context)
+    assert request.run_key == f"rank-after-{run.run_id}"
+
+
+def test_a_bad_cron_is_a_clear_error(monkeypatch) -> None:
+    from evalflow.automation import nightly_schedule
+    from evalflow.errors import InputError
+
+    monkeypatch.setenv("EVALFLOW_NIGHTLY_CRON", "every night")
+    with pytest.raises(InputError, match="is not a cron expression"):
+        nightly_schedule(defs.resolve_job_def("evaluate_run"))
 
 
 def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
