@@ -22,7 +22,7 @@ from evalflow.domain.retrieval.metrics import evaluate_retrieval
 from evalflow.domain.retrieval.retrievers import make_retriever, retriever_names
 from evalflow.ledger import ledger_path_for, record_evaluation
 from evalflow.resources import EvalflowResource
-from evalflow.storage.tables import RETRIEVAL_COLUMNS
+from evalflow.storage.tables import columns
 
 GROUP = "harness"
 K = 10
@@ -60,7 +60,7 @@ def retrieval_eval(evalflow: EvalflowResource):
     root = evalflow.get_warehouse().local_root
     evidence = evidence_report(DEFAULT_SET, K, warehouse=root)
     rows.append(_row(EVIDENCE, "calibration gold evidence", evidence))
-    frame = pd.DataFrame(rows, columns=RETRIEVAL_COLUMNS)
+    frame = pd.DataFrame(rows, columns=columns("retrieval_eval"))
     for row in rows:
         record_evaluation(
             "retrieval_eval",

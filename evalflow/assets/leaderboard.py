@@ -12,25 +12,13 @@ import pandas as pd
 
 from evalflow.assets.common import IO
 from evalflow.domain.ranking.pareto import pareto_frontier
-
-JUDGE_COST_COLUMNS = [
-    "benchmark", "run_key", "run", "judge_id", "checks", "api_calls", "input_tokens",
-    "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd", "spent_usd",
-]  # fmt: skip
-
-LEADERBOARD_COLUMNS = [
-    "benchmark", "rank", "framework", "run_key", "final", "adjusted_final", "band", "complete",
-    "final_lower", "final_upper", "final_ci_low", "final_ci_high", "within_noise_of_next",
-    "rating", "rating_ci_low", "rating_ci_high", "separability", "n_borderline", "fleiss_kappa",
-    "framework_cost_usd", "judge_cost_usd", "total_cost_usd", "on_frontier", "judge_id",
-    "baseline_sha256", "fingerprint",
-]  # fmt: skip
+from evalflow.storage.tables import columns
 
 
 def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
     """What scoring cost per run and scoring run, from the verdict rows' usage totals."""
     if verdicts.empty:
-        return pd.DataFrame(columns=JUDGE_COST_COLUMNS)
+        return pd.DataFrame(columns=columns("judge_cost"))
     sums = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
             "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
     totals = (
@@ -39,7 +27,7 @@ def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFr
         .reset_index()
     )
     totals = totals.merge(run_manifest[["run_key", "benchmark"]], on="run_key", how="inner")
-    return totals[JUDGE_COST_COLUMNS]
+    return totals[columns("judge_cost")]
 
 
 @dg.asset(io_manager_key=IO, group_name="ranking")
@@ -104,7 +92,7 @@ def build_leaderboard(
     judge_cost: pd.DataFrame,
 ) -> pd.DataFrame:
     if final_score.empty:
-        return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
+        return pd.DataFrame(columns=columns("leaderboard"))
     manifest = run_manifest[["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id"]]
     board = final_score.merge(manifest, on="run_key", how="inner")
     board["effective"] = board["adjusted_final"].fillna(board["final"])
@@ -126,7 +114,7 @@ def build_leaderboard(
         ["run_key", "total_cost_usd", "on_frontier"]
     ]
     board = board.merge(frontier, on="run_key", how="left")
-    return board[LEADERBOARD_COLUMNS]
+    return board[columns("leaderboard")]
 
 
 @dg.asset(io_manager_key=IO, group_name="ranking")

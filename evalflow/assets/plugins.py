@@ -27,20 +27,14 @@ from evalflow.ledger import ledger_path_for, record_evaluation
 from evalflow.plugineval_io import evaluate_path
 from evalflow.registry import manifest_for
 from evalflow.resources import EvalflowResource
+from evalflow.storage.tables import columns
 
 DEPTH = "deep"
 SEED = 0
-STATIC_COLUMNS = ["skill", "skill_sha256", "sub_check", "score", "anti_patterns", "penalty"]
-JUDGE_COLUMNS = ["skill", "measured", "reason", "judges", "kappa", "scores"]
 MC_STATS = [
     "activation_rate", "activation_ci_low", "activation_ci_high", "triggering_f1",
     "mean_quality", "quality_cv", "failure_rate", "failure_ci_low", "failure_ci_high",
     "token_median", "token_iqr", "token_outliers", "efficiency_norm",
-]  # fmt: skip
-MC_COLUMNS = ["skill", "simulated", "backend", "runs", "errored_runs", "mc_score", *MC_STATS]
-COMPOSITE_COLUMNS = [
-    "skill", "skill_path", "composite", "grade", "display_grade", "badge", "elo", "confidence",
-    "confidence_basis", "penalty", "anti_patterns", "measured_weight", "depth",
 ]  # fmt: skip
 
 
@@ -107,10 +101,10 @@ def plugin_tables(skills_dir: Path | None) -> tuple[pd.DataFrame, ...]:
             }
         )
     return (
-        pd.DataFrame(static, columns=STATIC_COLUMNS),
-        pd.DataFrame(judge, columns=JUDGE_COLUMNS),
-        pd.DataFrame(mc, columns=MC_COLUMNS),
-        pd.DataFrame(composite, columns=COMPOSITE_COLUMNS),
+        pd.DataFrame(static, columns=columns("static_analysis", stamped=False)),
+        pd.DataFrame(judge, columns=columns("plugin_judge", stamped=False)),
+        pd.DataFrame(mc, columns=columns("mc_simulation", stamped=False)),
+        pd.DataFrame(composite, columns=columns("plugin_composite", stamped=False)),
     )
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from evalflow.assets.common import IO
 from evalflow.assets.leaderboard import effective_costs
-from evalflow.domain.ranking.bootstrap import RATING_COLUMNS, rate
+from evalflow.domain.ranking.bootstrap import rate
 from evalflow.domain.ranking.final_uncertainty import final_uncertainty as simulate
 from evalflow.domain.ranking.matches import form_matches
 from evalflow.domain.ranking.pareto import pareto_frontier
@@ -26,17 +26,10 @@ from evalflow.evaluation import checks_frame
 from evalflow.inputs import load_benchmark, load_manifest
 from evalflow.reports import plots
 from evalflow.resources import EvalflowResource
+from evalflow.storage.tables import columns
 
 GROUP = "ranking"
 RANKING_SEED = 0
-ELO_COLUMNS = ["benchmark", *RATING_COLUMNS, "separability", "n_samples", "seed"]
-UNCERTAINTY_COLUMNS = [
-    "benchmark", "run_key", "final_majority", "final_mean", "ci_low", "ci_high", "n_checks",
-    "n_borderline", "n_simulations", "seed",
-]  # fmt: skip
-PAIR_COLUMNS = [
-    "benchmark", "a", "b", "p_a_greater", "p_tie", "p_b_greater", "ci_overlap", "within_noise",
-]  # fmt: skip
 
 
 def _ac_scores(ac_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
@@ -62,8 +55,8 @@ def elo_bootstrap(ac_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.Data
             )
         )
     if not parts:
-        return pd.DataFrame(columns=ELO_COLUMNS)
-    return pd.concat(parts, ignore_index=True)[ELO_COLUMNS]
+        return pd.DataFrame(columns=columns("elo_bootstrap"))
+    return pd.concat(parts, ignore_index=True)[columns("elo_bootstrap")]
 
 
 def _check_votes(
@@ -108,8 +101,8 @@ def final_uncertainty(
     run_frame = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     pair_frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
     return (
-        run_frame.reindex(columns=UNCERTAINTY_COLUMNS),
-        pair_frame.reindex(columns=PAIR_COLUMNS),
+        run_frame.reindex(columns=columns("final_uncertainty")),
+        pair_frame.reindex(columns=columns("final_pair")),
     )
 
 

@@ -29,14 +29,19 @@ class Row(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class RunRow(Row):
+    """A per-run row: its partition key and its run's fingerprint come first."""
+
+    run_key: str = RUN_KEY
+    fingerprint: str = FINGERPRINT
+
+
 class RunRegistryRow(Row):
     run_key: str = RUN_KEY
     manifest_path: str = Field(description="absolute path of the run manifest")
 
 
-class RunManifestRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class RunManifestRow(RunRow):
     benchmark: str
     framework: str
     run: str
@@ -67,9 +72,7 @@ class RunManifestRow(Row):
     repo_content_sha256_before: str = Field(description="read-only guard: content hash")
 
 
-class DiffSurfaceRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class DiffSurfaceRow(RunRow):
     path: str
     status: str = Field(description="added, modified, deleted, renamed, copied, type, untracked")
     old_path: str | None
@@ -78,9 +81,7 @@ class DiffSurfaceRow(Row):
     binary: bool
 
 
-class VerdictRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class VerdictRow(RunRow):
     check_id: str
     run: int = Field(description="which of the k independent scoring runs (1..k)")
     status: str = Field(description="MET, UNMET or UNSCORED after the evidence validator")
@@ -101,9 +102,7 @@ class VerdictRow(Row):
     usage: str = Field(description="JSON list of the model calls behind this verdict")
 
 
-class GateResultRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class GateResultRow(RunRow):
     gate: str = Field(description="build, lint, unit or e2e")
     command: str | None = Field(description="the exact command run (the manifest's)")
     status: str = Field(description="pass, fail, not-run or pre-existing")
@@ -138,9 +137,7 @@ class JudgeCostRow(Row):
     spent_usd: float = Field(description="what the last materialisation paid")
 
 
-class MajorityVoteRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class MajorityVoteRow(RunRow):
     check_id: str
     met_votes: int
     unmet_votes: int
@@ -150,9 +147,7 @@ class MajorityVoteRow(Row):
     borderline: bool = Field(description="the k runs disagreed")
 
 
-class AcScoreRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class AcScoreRow(RunRow):
     story_id: str
     ac_id: str
     priority: str
@@ -168,9 +163,7 @@ class AcScoreRow(Row):
     ac_score: float = Field(description="reported AC_score, rounded half up to 2 decimals")
 
 
-class StoryScoreRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class StoryScoreRow(RunRow):
     story_id: str
     priority: str
     assumed: bool = Field(description="the PRD gave no priority label")
@@ -181,9 +174,7 @@ class StoryScoreRow(Row):
     story_score: float = Field(description="reported Story_score (2 decimals, half up)")
 
 
-class FinalScoreRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class FinalScoreRow(RunRow):
     sum_w: int = Field(description="Σw derived from the priority table")
     final_value: float = Field(description="Final at full precision")
     final: float = Field(description="reported Final (2 decimals, half up from the exact value)")
@@ -202,9 +193,7 @@ class FinalScoreRow(Row):
     baseline_sha256: str
 
 
-class StaticAnalysisRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class StaticAnalysisRow(RunRow):
     skill: str
     skill_sha256: str
     sub_check: str = Field(description="one of PluginEval's six static sub-checks")
@@ -213,9 +202,7 @@ class StaticAnalysisRow(Row):
     penalty: float = Field(description="max(0.5, 1 − 0.05 × anti-pattern count)")
 
 
-class PluginJudgeRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class PluginJudgeRow(RunRow):
     skill: str
     measured: bool = Field(description="false when no LLM judge was configured")
     reason: str | None
@@ -224,9 +211,7 @@ class PluginJudgeRow(Row):
     scores: str = Field(description="JSON: dimension → judge score")
 
 
-class McSimulationRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class McSimulationRow(RunRow):
     skill: str
     simulated: bool = Field(description="true: the offline router, not a model, made the calls")
     backend: str | None
@@ -248,9 +233,7 @@ class McSimulationRow(Row):
     efficiency_norm: float | None
 
 
-class PluginCompositeRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class PluginCompositeRow(RunRow):
     skill: str
     skill_path: str
     composite: float = Field(description="0–100, measured dimensions only, × penalty")
@@ -266,11 +249,9 @@ class PluginCompositeRow(Row):
     depth: str
 
 
-class TestInventoryRow(Row):
+class TestInventoryRow(RunRow):
     __test__ = False  # not a pytest test class
 
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
     test_id: str = Field(description="`path::Class::name[row]`, stable")
     function_id: str
     path: str
@@ -294,11 +275,9 @@ class TestInventoryRow(Row):
     is_feature: bool | None = Field(description="added by this diff (else pre-existing)")
 
 
-class TestTierRow(Row):
+class TestTierRow(RunRow):
     __test__ = False
 
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
     test_id: str
     path: str
     line: int
@@ -311,9 +290,7 @@ class TestTierRow(Row):
     reason: str
 
 
-class DistributionRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class DistributionRow(RunRow):
     tier: str
     count: int
     pct: float | None
@@ -323,9 +300,7 @@ class DistributionRow(Row):
     failing_p0_acs: str
 
 
-class RobustnessRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class RobustnessRow(RunRow):
     test_id: str
     path: str
     line: int
@@ -335,9 +310,7 @@ class RobustnessRow(Row):
     reason: str
 
 
-class ElicitationCategoryRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ElicitationCategoryRow(RunRow):
     category_id: str
     category: str
     status: str = Field(description="addressed, missed or n/a")
@@ -346,9 +319,7 @@ class ElicitationCategoryRow(Row):
     rationale: str
 
 
-class ElicitationAdditionRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ElicitationAdditionRow(RunRow):
     item_id: str
     ref: str
     text: str
@@ -364,9 +335,7 @@ class ElicitationAdditionRow(Row):
     keywords: str
 
 
-class ElicitationItemRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ElicitationItemRow(RunRow):
     item_id: str
     ref: str
     role: str
@@ -378,9 +347,7 @@ class ElicitationItemRow(Row):
     text: str
 
 
-class ElicitationSummaryRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ElicitationSummaryRow(RunRow):
     status: str = Field(description="scored, or `n/a — no derived spec`")
     e_recall: float | None
     e_precision: float | None
@@ -400,18 +367,14 @@ class ElicitationSummaryRow(Row):
     heuristic: bool | None = Field(description="judged by the lexicon heuristic")
 
 
-class ScopeFindingRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ScopeFindingRow(RunRow):
     kind: str = Field(description="out_of_scope, rogue_build, plan_drift or deferred")
     effect: str
     description: str
     ref: str = Field(description="file:line of the offending behaviour")
 
 
-class ScopeSummaryRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ScopeSummaryRow(RunRow):
     status: str
     verdict: str | None = Field(description="pass, partial or fail")
     n_out_of_scope: int | None
@@ -420,9 +383,7 @@ class ScopeSummaryRow(Row):
     n_deferred: int | None
 
 
-class SanctionedRequirementRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class SanctionedRequirementRow(RunRow):
     req_id: str
     source: str = Field(description="prd (an AC) or addition (a valid E-addition)")
     priority: str | None
@@ -435,15 +396,11 @@ class SanctionedRequirementRow(Row):
     implementation: str | None
 
 
-class SideMetricsSectionRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class SideMetricsSectionRow(RunRow):
     markdown: str = Field(description="the report's E, S, R, D sections")
 
 
-class ReportRow(Row):
-    run_key: str = RUN_KEY
-    fingerprint: str = FINGERPRINT
+class ReportRow(RunRow):
     report_file: str
     report_path: str
     content_sha256: str = Field(description="hash of the Markdown (unchanged ⇒ file kept)")
@@ -622,7 +579,16 @@ _SPECS = [
     TableSpec("ledger_entry", LedgerEntryRow, "Every evaluation's ledger entry.", False),
 ]
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
-RETRIEVAL_COLUMNS = TABLES["retrieval_eval"].columns
+
+
+def columns(table: str, *, stamped: bool = True) -> list[str]:
+    """The contract's columns of `table`; `stamped=False` leaves out run_key and fingerprint,
+    which `evalflow.assets.common.stamp` adds to a per-run frame."""
+    spec = TABLES[table]
+    names = spec.columns
+    if not stamped and issubclass(spec.model, RunRow):
+        return [c for c in names if c not in RunRow.model_fields]
+    return names
 
 
 class TableContractError(EvalflowError):
