@@ -340,6 +340,8 @@ def leaderboard(
 ) -> None:
     """Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, cost."""
     root = _root(warehouse)
+    if "leaderboard" not in settings.warehouse(root).tables():
+        raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
     columns, rows = _leaderboard(root, benchmark)
     if not rows:
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")

@@ -32,6 +32,10 @@ Configuration (environment, read when the judge is built; constructor arguments 
 The API key is read by the SDK from `ANTHROPIC_API_KEY`; evalflow never reads it into a record,
 verdict, cache entry, log line or exception message (reasons are scrubbed as a second guard).
 
+Transport: `ClaudeClient` (client construction, response cache, budget, prices, usage records)
+is shared with the other Claude-backed judges (`claude_plugin`, `claude_mc`, `claude_pairwise`);
+the judge composes one and keeps `client` / `cache` / `budget` / `prices` as its attributes.
+
 Self-preference (SPEC core rule 4): `same_family(judge_model, author_model)`; when it holds the
 judge logs a warning and tells the model to score borderline checks UNMET. The majority vote's
 `borderline_to_unmet` is wired by the pipeline.
@@ -279,6 +283,138 @@ def _make_client(
     return anthropic.Anthropic(**kwargs)
 
 
+class ClaudeClient:
+    """One model behind the official SDK, shared by every Claude-backed judge in evalflow.
+
+    Owns the client (`base_url`, SDK retries and timeout from the settings), the
+    content-addressed response cache (`<cache_dir>/anthropic`, keyed by model,
+    `prompt_version`, the full request and the run index), the price table, the spending
+    `Budget` and the usage records. `call` is the one way a request reaches the API: a cache
+    hit is replayed (and recorded as `cached` with its original price); otherwise the worst
+    case of the request is reserved on the budget first, so nothing is sent that could pass
+    the limit (`BudgetExceededError`).
+    """
+
+    def __init__(
+        self,
+        settings: ClaudeSettings,
+        *,
+        prompt_version: str,
+        cache_dir: Path | None = None,
+        client: anthropic.Anthropic | None = None,
+        base_url: str | None = None,
+        http_client: Any | None = None,
+        budget: Budget | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.settings = settings
+        self.prompt_version = prompt_version
+        self.prices = prices or load_prices()
+        self.prices.price(settings.model)
+        self.client = client or _make_client(settings, base_url, http_client)
+        self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
+        self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
+        self._usage: list[UsageRecord] = []
+        self._usage_lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    def drain_usage(self) -> list[UsageRecord]:
+        with self._usage_lock:
+            records, self._usage = self._usage, []
+        return records
+
+    def record_usage(self, record: UsageRecord) -> None:
+        with self._usage_lock:
+            self._usage.append(record)
+
+    def key_for(self, params: dict[str, Any], run: int) -> str:
+        return cache_key(self.settings.model, self.prompt_version, params, run)
+
+    def call(
+        self, params: dict[str, Any], site: CallSite, *, prefetch: bool = False
+    ) -> dict[str, Any]:
+        """The response body for `params` (a dict, as the API returned it)."""
+        key = self.key_for(params, site.run)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                if not prefetch:
+                    # The original call's tokens and price: what this answer cost to obtain,
+                    # although this run paid nothing for it (`cached`).
+                    original = self.usage_from_response(
+                        site, hit, request_id=None, attempt=0, batch=False
+                    )
+                    self.record_usage(original.model_copy(update={"cached": True}))
+                return hit
+        if prefetch:
+            raise PendingCallError(key, params, site)
+        estimate = self.prices.worst_case_usd(
+            self.settings.model,
+            input_chars=len(json.dumps(params, ensure_ascii=False)),
+            max_tokens=int(params.get("max_tokens", self.settings.max_tokens)),
+            chars_per_token=self.settings.chars_per_token,
+            batch=False,
+        )
+        reserved = self.budget.reserve(estimate)
+        try:
+            raw = self.client.messages.with_raw_response.create(**params)
+            message = raw.parse()
+        except BaseException:
+            self.budget.release(reserved)
+            raise
+        response = message.model_dump(mode="json", exclude_none=True)
+        record = self.usage_from_response(
+            site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
+        )
+        self.budget.settle(reserved, record.usd)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        self.record_usage(record)
+        return response
+
+    def usage_from_response(
+        self,
+        site: CallSite,
+        response: dict[str, Any],
+        *,
+        request_id: str | None,
+        attempt: int,
+        batch: bool,
+    ) -> UsageRecord:
+        usage = response.get("usage") or {}
+        tokens = {
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
+            "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
+        }
+        usd = self.prices.usd(self.settings.model, batch=batch, **tokens)
+        return UsageRecord(
+            run_key=site.run_key,
+            check_id=site.check_id,
+            run=site.run,
+            turn=site.turn,
+            model=self.settings.model,
+            request_id=request_id,
+            attempt=attempt,
+            usd=usd,
+            batch=batch,
+            **tokens,
+        )
+
+
+def tool_inputs(response: dict[str, Any], name: str) -> list[Any]:
+    """The inputs of every `name` tool call in a response, in order."""
+    return [
+        block.get("input")
+        for block in response.get("content") or []
+        if block.get("type") == "tool_use" and block.get("name") == name
+    ]
+
+
 class ClaudeJudge:
     """Claude through the official SDK with read-only repository tools (module docstring)."""
 
@@ -294,17 +430,25 @@ class ClaudeJudge:
         prices: PriceTable | None = None,
     ) -> None:
         self.settings = settings or ClaudeSettings.from_env()
-        self.prices = prices or load_prices()
-        self.prices.price(self.settings.model)
-        self.client = client or _make_client(self.settings, base_url, http_client)
-        self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
-        self.budget = budget if budget is not None else Budget(self.settings.max_cost_usd)
+        self.transport = ClaudeClient(
+            self.settings,
+            prompt_version=PROMPT_VERSION,
+            cache_dir=cache_dir,
+            client=client,
+            base_url=base_url,
+            http_client=http_client,
+            budget=budget,
+            prices=prices,
+        )
+        # The batch path (`batch`) reads these directly; they are the transport's objects.
+        self.prices = self.transport.prices
+        self.client = self.transport.client
+        self.cache = self.transport.cache
+        self.budget = self.transport.budget
         force = self.settings.force_final_tool
         self.force_final_tool = (
             forced_tool_choice_supported(self.settings.model) if force is None else force
         )
-        self._usage: list[UsageRecord] = []
-        self._usage_lock = threading.Lock()
         tools = [*TOOL_DEFINITIONS, SUBMIT_TOOL]
         self._tools = [
             {**t, "strict": True} if self.settings.strict_tools else dict(t) for t in tools
@@ -341,13 +485,10 @@ class ClaudeJudge:
 
     def drain_usage(self) -> list[UsageRecord]:
         """Usage records since the last drain (the pipeline stores them as `judge_usage`)."""
-        with self._usage_lock:
-            records, self._usage = self._usage, []
-        return records
+        return self.transport.drain_usage()
 
     def record_usage(self, record: UsageRecord) -> None:
-        with self._usage_lock:
-            self._usage.append(record)
+        self.transport.record_usage(record)
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
         if same_family(self.settings.model, request.author_model):
@@ -413,56 +554,10 @@ class ClaudeJudge:
         return params
 
     def key_for(self, params: dict[str, Any], run: int) -> str:
-        return cache_key(self.settings.model, PROMPT_VERSION, params, run)
+        return self.transport.key_for(params, run)
 
     def _call(self, params: dict[str, Any], site: CallSite, *, prefetch: bool) -> dict[str, Any]:
-        key = self.key_for(params, site.run)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                if not prefetch:
-                    # The original call's tokens and price: what this verdict cost to obtain,
-                    # although this run paid nothing for it (`cached`).
-                    original = self.usage_from_response(
-                        site, hit, request_id=None, attempt=0, batch=False
-                    )
-                    self.record_usage(original.model_copy(update={"cached": True}))
-                return hit
-        if prefetch:
-            raise PendingCallError(key, params, site)
-        estimate = self.prices.worst_case_usd(
-            self.settings.model,
-            input_chars=len(json.dumps(params, ensure_ascii=False)),
-            max_tokens=self.settings.max_tokens,
-            chars_per_token=self.settings.chars_per_token,
-            batch=False,
-        )
-        reserved = self.budget.reserve(estimate)
-        try:
-            raw = self.client.messages.with_raw_response.create(**params)
-            message = raw.parse()
-        except BaseException:
-            self.budget.release(reserved)
-            raise
-        response = message.model_dump(mode="json", exclude_none=True)
-        record = self.usage_from_response(
-            site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
-        )
-        self.budget.settle(reserved, record.usd)
-        if self.cache is not None:
-            self.cache.put(key, response)
-        self.record_usage(record)
-        return response
-
-    def _usage_record(self, site: CallSite, **fields: Any) -> UsageRecord:
-        return UsageRecord(
-            run_key=site.run_key,
-            check_id=site.check_id,
-            run=site.run,
-            turn=site.turn,
-            model=self.settings.model,
-            **fields,
-        )
+        return self.transport.call(params, site, prefetch=prefetch)
 
     def usage_from_response(
         self,
@@ -473,16 +568,8 @@ class ClaudeJudge:
         attempt: int,
         batch: bool,
     ) -> UsageRecord:
-        usage = response.get("usage") or {}
-        tokens = {
-            "input_tokens": int(usage.get("input_tokens") or 0),
-            "output_tokens": int(usage.get("output_tokens") or 0),
-            "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
-            "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
-        }
-        usd = self.prices.usd(self.settings.model, batch=batch, **tokens)
-        return self._usage_record(
-            site, request_id=request_id, attempt=attempt, usd=usd, batch=batch, **tokens
+        return self.transport.usage_from_response(
+            site, response, request_id=request_id, attempt=attempt, batch=batch
         )
 
     def _converse(

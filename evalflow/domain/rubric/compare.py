@@ -5,6 +5,10 @@ second still compare the way they were recorded. A dimension regresses when a
 higher_is_better score drops, or a lower_is_better score rises, by more than the tolerance
 (River Review's compare script uses 0.001). A null on either side never regresses: a pending
 manual score is missing information, not a worse result.
+
+Entries that carry no dimension scores (framework runs, plugin scores, retrieval evaluations)
+are compared on their headline `scores` instead — higher is better except for the rates and
+counts named in `LOWER_IS_BETTER_SCORES` — so a nightly Final that drops is a regression too.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from evalflow.domain.rubric.entry_keys import parse_entry_key
 from evalflow.domain.rubric.models import DEFAULT_DIRECTION, Direction, LedgerEntry, Rubric
 
 DEFAULT_TOLERANCE = 1e-3
+LOWER_IS_BETTER_SCORES = frozenset({"falseMetRate", "disagreementRate", "borderline"})
 
 
 class DimensionDelta(BaseModel):
@@ -59,7 +64,9 @@ def entries_by_key(entries: Sequence[LedgerEntry]) -> dict[str, list[LedgerEntry
 
 
 def _scores(entry: LedgerEntry) -> dict[str, float | None]:
-    return {item.dimension_id: item.score for item in entry.dimension_scores or ()}
+    if entry.dimension_scores:
+        return {item.dimension_id: item.score for item in entry.dimension_scores}
+    return dict(entry.scores)
 
 
 def compare_pair(
@@ -79,7 +86,12 @@ def compare_pair(
         if dimension_id not in before and dimension_id not in after:
             continue
         dimension = rubric.dimension(dimension_id)
-        direction = dimension.direction if dimension else DEFAULT_DIRECTION
+        if dimension is not None:
+            direction = dimension.direction
+        elif dimension_id in LOWER_IS_BETTER_SCORES:
+            direction = "lower_is_better"
+        else:
+            direction = DEFAULT_DIRECTION
         old, new = before.get(dimension_id), after.get(dimension_id)
         delta = None if old is None or new is None else new - old
         regression = delta is not None and (

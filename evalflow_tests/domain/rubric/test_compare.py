@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from evalflow.domain.rubric.compare import compare_last_two
-from evalflow.domain.rubric.models import Rubric
-from evalflow_tests.domain.rubric.helpers import entry
+from evalflow.domain.rubric.models import LedgerEntry, Rubric
+from evalflow_tests.domain.rubric.helpers import entry, entry_document
 
 
 def _rows(comparison_rows: list) -> dict[str, bool]:
@@ -71,3 +71,21 @@ def test_dimensions_present_on_one_side_only_are_listed(rubric: Rubric) -> None:
         ("detection_accuracy", 0.5, None),
         ("token_efficiency", None, 0.5),
     ]
+
+
+def test_entries_without_dimensions_compare_their_headline_scores(rubric: Rubric) -> None:
+    def run(final: float, borderline: float) -> LedgerEntry:
+        return LedgerEntry.model_validate(
+            entry_document(
+                description="framework_run:trialist.kiro.r1",
+                scores={"final": final, "borderline": borderline},
+                dimensionScores=None,
+            )
+        )
+
+    (comparison,) = compare_last_two([run(0.80, 1), run(0.74, 3)], rubric=rubric)
+    rows = {r.dimension_id: r for r in comparison.rows}
+    assert rows["final"].regression and rows["final"].direction == "higher_is_better"
+    assert rows["borderline"].regression and rows["borderline"].direction == "lower_is_better"
+    (steady,) = compare_last_two([run(0.74, 3), run(0.80, 1)], rubric=rubric)
+    assert steady.regressions == []
