@@ -4,15 +4,23 @@ Commands: `score`, `certify`, `compare`, `init`. PATH may be one skill directory
 SKILL.md, or a directory of skills — all scored in one process. Exit codes (fix 8): 0 ok,
 1 a composite below `--threshold`, 2 bad input or usage, 3 internal failure.
 
-LLM judges are not built in. A caller that has one (e.g. the Claude backend) passes a
-`PluginJudge` list as `obj={"plugin_judges": [...]}` when invoking the group; without one the
-judge layer is reported unmeasured. Also runnable as `python -m evalflow.cli.plugin`.
+Claude-backed layers are opt-in: `--judge anthropic` (layer 2; `--judge-model M` repeated
+for several models, `--judges N` independent judges per model — two or more give kappa) and
+`--mc-backend anthropic` (layer 3 with a real model instead of the offline simulation). Both
+need ANTHROPIC_API_KEY (one-line error, exit 2, without it), share one response cache
+(`<warehouse>/cache/anthropic`) and one spend limit (EVALFLOW_MAX_COST_USD), and print their
+calls and cost on stderr. Their modules are imported only when selected, so the quick path
+never loads the SDK. A caller can also pass its own `PluginJudge` list as
+`obj={"plugin_judges": [...]}`; without any judge the judge layer is reported unmeasured.
+Also runnable as `python -m evalflow.cli.plugin`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +46,82 @@ def _judges(ctx: click.Context) -> Sequence[Any]:
     return tuple(obj.get("plugin_judges", ())) if obj else ()
 
 
+@dataclass
+class _Llm:
+    """The Claude parts chosen on the command line (empty when none is)."""
+
+    judges: tuple[Any, ...] = ()
+    mc_factory: Any | None = None
+    transports: list[Any] = field(default_factory=list)
+
+    def report_usage(self) -> None:
+        records = [r for t in self.transports for r in t.drain_usage()]
+        if not records:
+            return
+        cached = sum(r.cached for r in records)
+        paid = sum(r.usd for r in records if not r.cached)
+        click.echo(
+            f"anthropic: {len(records) - cached} API call(s), {cached} from cache, "
+            f"${paid:.4f} spent",
+            err=True,
+        )
+
+
+def _require_key(option: str) -> None:
+    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        raise InputError(
+            "ANTHROPIC_API_KEY is not set",
+            where=option,
+            fix="export ANTHROPIC_API_KEY=<your key>, or drop the option (offline scoring)",
+        )
+
+
+def _llm(
+    judge: str, judge_models: tuple[str, ...], judges_per_model: int, mc_backend: str, seed: int
+) -> _Llm:
+    """Build the selected Claude judges / Monte Carlo backend (imports only when selected)."""
+    if judge != "anthropic" and (judge_models or judges_per_model != 1):
+        raise InputError(
+            "--judge-model and --judges need --judge anthropic", where="--judge-model/--judges"
+        )
+    if judges_per_model < 1:
+        raise InputError("--judges must be at least 1", where="--judges")
+    if judge == "anthropic":
+        _require_key("--judge anthropic")
+    if mc_backend == "anthropic":
+        _require_key("--mc-backend anthropic")
+    if judge != "anthropic" and mc_backend != "anthropic":
+        return _Llm()
+    from evalflow import settings
+    from evalflow.judges.anthropic_judge import ClaudeSettings
+    from evalflow.judges.cost import Budget
+
+    claude = ClaudeSettings.from_env()
+    warehouse = settings.warehouse()
+    cache_dir = warehouse.local_root / "cache" if warehouse.is_local else None
+    budget = Budget(claude.max_cost_usd)
+    out = _Llm()
+    if judge == "anthropic":
+        from evalflow.judges.claude_plugin import make_plugin_judges
+
+        out.judges = tuple(
+            make_plugin_judges(
+                judge_models or (claude.model,),
+                judges_per_model,
+                cache_dir=cache_dir,
+                budget=budget,
+                seed=seed,
+            )
+        )
+        out.transports += list({id(j.transport): j.transport for j in out.judges}.values())
+    if mc_backend == "anthropic":
+        from evalflow.judges.claude_mc import ClaudeMcFactory
+
+        out.mc_factory = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
+        out.transports.append(out.mc_factory.transport)
+    return out
+
+
 def _emit(text: str) -> None:
     click.echo(text, nl=not text.endswith("\n"))
 
@@ -60,12 +144,23 @@ def _run_score(
     runs: int,
     seed: int,
     certify: bool,
+    llm: _Llm,
 ) -> None:
     if runs <= 0:
         raise InputError("--runs must be positive", where="--runs")
     corpus = load_corpus(corpus_dir) if corpus_dir is not None else None
-    options = EvalOptions(depth=depth, judges=_judges(ctx), runs=runs, seed=seed, corpus=corpus)
-    evaluations, is_batch = evaluate_path(path, options)
+    options = EvalOptions(
+        depth=depth,
+        judges=(*_judges(ctx), *llm.judges),
+        runs=runs,
+        seed=seed,
+        corpus=corpus,
+        mc_factory=llm.mc_factory,
+    )
+    try:
+        evaluations, is_batch = evaluate_path(path, options)
+    finally:
+        llm.report_usage()
     reports = [report_dict(ev, certify=certify) for ev in evaluations]
     if is_batch:
         batch = batch_dict(reports, threshold)
@@ -119,7 +214,47 @@ _score_options = [
 def _with_score_options(fn: F) -> F:
     for option in reversed(_score_options):
         fn = option(fn)
-    return _with_output(fn)
+    return _with_llm(_with_output(fn))
+
+
+_llm_options = [
+    click.option(
+        "--judge",
+        type=click.Choice(["none", "anthropic"]),
+        default="none",
+        show_default=True,
+        help="LLM judge for layer 2 (standard/deep): anthropic = Claude (ANTHROPIC_API_KEY).",
+    ),
+    click.option(
+        "--judge-model",
+        "judge_models",
+        multiple=True,
+        help="Claude model of a judge; repeat for several judges (kappa). "
+        "Default: $EVALFLOW_CLAUDE_MODEL or claude-sonnet-5-5.",
+    ),
+    click.option(
+        "--judges",
+        "judges_per_model",
+        type=int,
+        default=1,
+        show_default=True,
+        help="Independent judges per model (distinct calls); 2 or more give kappa.",
+    ),
+    click.option(
+        "--mc-backend",
+        type=click.Choice(["offline", "anthropic"]),
+        default="offline",
+        show_default=True,
+        help="Monte Carlo layer (deep): offline = simulated router; anthropic = a real "
+        "Claude model routes from the skill catalogue and answers (ANTHROPIC_API_KEY).",
+    ),
+]
+
+
+def _with_llm(fn: F) -> F:
+    for option in reversed(_llm_options):
+        fn = option(fn)
+    return fn
 
 
 @click.group("plugin")
@@ -149,6 +284,10 @@ def score(
     seed: int,
     output: str,
     as_json: bool,
+    judge: str,
+    judge_models: tuple[str, ...],
+    judges_per_model: int,
+    mc_backend: str,
 ) -> None:
     """Score PATH: a skill directory, its SKILL.md, or a directory of skills."""
     _run_score(
@@ -161,6 +300,7 @@ def score(
         runs,
         seed,
         certify=False,
+        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
     )
 
 
@@ -178,6 +318,10 @@ def certify(
     seed: int,
     output: str,
     as_json: bool,
+    judge: str,
+    judge_models: tuple[str, ...],
+    judges_per_model: int,
+    mc_backend: str,
 ) -> None:
     """Full certification of PATH: every layer at deep depth, Elo (with --corpus-dir), badge."""
     _run_score(
@@ -190,6 +334,7 @@ def certify(
         runs,
         seed,
         certify=True,
+        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
     )
 
 
@@ -204,24 +349,41 @@ def certify(
     help="Depth both skills are scored at.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for every draw.")
+@_with_llm
 @_with_output
 @click.pass_context
 @guarded
 def compare(
-    ctx: click.Context, a: Path, b: Path, depth: str, seed: int, output: str, as_json: bool
+    ctx: click.Context,
+    a: Path,
+    b: Path,
+    depth: str,
+    seed: int,
+    output: str,
+    as_json: bool,
+    judge: str,
+    judge_models: tuple[str, ...],
+    judges_per_model: int,
+    mc_backend: str,
 ) -> None:
     """Head-to-head per-dimension table of two skills (B − A)."""
-    options = EvalOptions(depth=depth, judges=_judges(ctx), seed=seed)
+    llm = _llm(judge, judge_models, judges_per_model, mc_backend, seed)
+    options = EvalOptions(
+        depth=depth, judges=(*_judges(ctx), *llm.judges), seed=seed, mc_factory=llm.mc_factory
+    )
     reports = []
-    for label, path in (("A", a), ("B", b)):
-        evaluations, is_batch = evaluate_path(path, options)
-        if is_batch:
-            raise InputError(
-                f"{label} is a directory of {len(evaluations)} skills",
-                where=str(path),
-                fix="compare takes two single skills (a skill directory or its SKILL.md)",
-            )
-        reports.append(report_dict(evaluations[0]))
+    try:
+        for label, path in (("A", a), ("B", b)):
+            evaluations, is_batch = evaluate_path(path, options)
+            if is_batch:
+                raise InputError(
+                    f"{label} is a directory of {len(evaluations)} skills",
+                    where=str(path),
+                    fix="compare takes two single skills (a skill directory or its SKILL.md)",
+                )
+            reports.append(report_dict(evaluations[0]))
+    finally:
+        llm.report_usage()
     cmp = compare_dict(reports[0], reports[1])
     fmt = _output_format(output, as_json)
     _emit(_dump(cmp) if fmt == "json" else render_compare_markdown(cmp))

@@ -160,6 +160,30 @@ def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> No
         emit_table(headers, table, title=title)
 
 
+SIDE_METRICS_SQL = """
+SELECT m.framework,
+       s.verdict AS scope,
+       e.e_recall, e.e_precision, e.e_justified, e.pooled_recall,
+       d.healthy AS d_healthy,
+       (SELECT sum(weight) FROM robustness r WHERE r.run_key = m.run_key) AS r,
+       (SELECT string_agg(g.gate || ' ' || g.status, ', ' ORDER BY g.gate)
+          FROM gates g WHERE g.run_key = m.run_key) AS gates
+FROM run_manifest m
+JOIN scope_summary s USING (run_key)
+JOIN elicitation_summary e USING (run_key)
+JOIN (SELECT DISTINCT run_key, healthy FROM distribution) d USING (run_key)
+WHERE m.run_key IN ({keys})
+ORDER BY m.framework
+"""
+
+
+def _print_side_metrics(root: str, run_keys: list[str]) -> None:
+    """E, S, R, D and the gates of each run: beside Final, never folded into it."""
+    keys = ", ".join("'" + k.replace("'", "") + "'" for k in run_keys)
+    columns, rows = run_query(settings.warehouse(root), SIDE_METRICS_SQL.format(keys=keys))
+    emit_table(columns, rows, title="Side metrics (beside Final, never in it)")
+
+
 def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
     failed = [o for o in outcomes if not o.success]
     if failed:
@@ -291,6 +315,7 @@ def demo(
     columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
     _print_leaderboard(columns, rows, "json" if as_json else "table")
     if not as_json:
+        _print_side_metrics(root, keys)
         plugin_cols, plugin_rows = run_query(
             settings.warehouse(root),
             "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "

@@ -48,10 +48,11 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     import anthropic
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_K = 3
@@ -406,13 +408,86 @@ class ClaudeClient:
         )
 
 
-def tool_inputs(response: dict[str, Any], name: str) -> list[Any]:
-    """The inputs of every `name` tool call in a response, in order."""
-    return [
-        block.get("input")
-        for block in response.get("content") or []
-        if block.get("type") == "tool_use" and block.get("name") == name
-    ]
+class ToolAnswerError(Exception):
+    """The model did not answer through the required tool with a valid input (after the
+    one retry), or refused; the message says what was wrong."""
+
+
+def ask_tool(
+    transport: ClaudeClient,
+    *,
+    system: list[dict[str, Any]],
+    user: list[dict[str, Any]],
+    tool: dict[str, Any],
+    parse: Callable[[Any], T],
+    site: CallSite,
+    max_tokens: int | None = None,
+) -> tuple[T, dict[str, Any]]:
+    """One question answered through one tool: `(parse(tool input), final response)`.
+
+    The tool is declared `strict` when the settings say so, and forced where the model
+    accepts a forced `tool_choice` (the same rule as the check judge). `parse` raises
+    ValueError (a pydantic ValidationError is one) on an invalid input. A missing or
+    invalid call gets one retry turn saying what was wrong; a second miss, or a refusal,
+    raises ToolAnswerError. API failures and BudgetExceededError propagate.
+    """
+    settings = transport.settings
+    name = tool["name"]
+    force = settings.force_final_tool
+    if force is None:
+        force = forced_tool_choice_supported(settings.model)
+    params: dict[str, Any] = {
+        "model": settings.model,
+        "max_tokens": max_tokens or settings.max_tokens,
+        "system": system,
+        "tools": [{**tool, "strict": True} if settings.strict_tools else dict(tool)],
+        "tool_choice": {"type": "tool", "name": name} if force else {"type": "auto"},
+    }
+    if settings.effort is not None:
+        params["output_config"] = {"effort": settings.effort}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+    problem = ""
+    for turn in (1, 2):
+        call_site = CallSite(site.run_key, site.check_id, site.run, turn)
+        response = transport.call({**params, "messages": messages}, call_site)
+        if response.get("stop_reason") == "refusal":
+            raise ToolAnswerError("the model refused to answer")
+        content = _assistant_content(response.get("content") or [])
+        uses = [b for b in content if b.get("type") == "tool_use"]
+        calls = [b for b in uses if b.get("name") == name]
+        if calls:
+            try:
+                return parse(calls[0].get("input")), response
+            except ValueError as exc:
+                problem = _problem(exc)
+        else:
+            problem = f"no {name} call (stop_reason {response.get('stop_reason')})"
+        messages = [*messages, {"role": "assistant", "content": content}]
+        if uses:
+            retry = [
+                _tool_result(
+                    b["id"],
+                    ToolResult(
+                        f"error: {problem}. Fix it and call {name} again."
+                        if b.get("name") == name
+                        else f"error: only {name} is available; call it with your answer.",
+                        is_error=True,
+                    ),
+                )
+                for b in uses
+            ]
+        else:
+            retry = [{"type": "text", "text": f"Call {name} now with your answer."}]
+        messages.append({"role": "user", "content": retry})
+    raise ToolAnswerError(f"malformed answer twice: {problem}")
+
+
+def _problem(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "input"
+        return f"{where}: {first['msg']}"
+    return str(exc)[:300]
 
 
 class ClaudeJudge:
