@@ -269,7 +269,8 @@ def plugin() -> None:
     type=click.Choice(DEPTHS),
     default="standard",
     show_default=True,
-    help="quick = static; standard = + LLM judge; deep = + Monte Carlo (simulated) + Elo.",
+    help="quick = static; standard = + LLM judge; deep = + Monte Carlo (simulated unless "
+    "--mc-backend anthropic) + Elo.",
 )
 @_with_score_options
 @click.pass_context

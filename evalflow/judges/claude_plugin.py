@@ -95,6 +95,9 @@ def _anchor_text() -> str:
 SYSTEM_PROMPT = f"""\
 You review one Claude Code skill (a SKILL.md file plus its references/) for PluginEval.
 
+The skill is in <skill> (its description, the SKILL.md text and any references); the prompts
+to judge are the numbered lines in <test_prompts>.
+
 1. Triggering. For every numbered test prompt decide two things:
    - should_trigger: is the prompt inside the skill's real scope, as the whole SKILL.md
      defines what the skill does?
@@ -144,19 +147,25 @@ class PluginJudgeError(RuntimeError):
 
 
 def skill_block(skill: JudgeInput, prompts: Sequence[str], replica: int) -> str:
-    """The user turn: the skill, its references and the numbered test prompts."""
+    """The user turn: the skill, its references and the numbered test prompts, each in its
+    own tag so numbered lists inside SKILL.md are never mistaken for test prompts."""
     parts = [
-        f"# Skill under review: {skill.name}",
-        f"Description (what an agent sees when choosing a skill): {skill.description}",
-        "",
-        "## SKILL.md",
-        skill.skill_md,
+        f"<skill name={json.dumps(skill.name, ensure_ascii=False)}>",
+        f"<description>{skill.description}</description>",
+        f"<skill_md>\n{skill.skill_md}\n</skill_md>",
     ]
-    for path, text in skill.references:
-        parts += ["", f"## {path}", text]
-    parts += ["", "## Test prompts", *(f"{i}. {p}" for i, p in enumerate(prompts, 1))]
+    parts += [
+        f"<reference path={json.dumps(path, ensure_ascii=False)}>\n{text}\n</reference>"
+        for path, text in skill.references
+    ]
+    parts += [
+        "</skill>",
+        "<test_prompts>",
+        *(f"{i}. {p}" for i, p in enumerate(prompts, 1)),
+        "</test_prompts>",
+    ]
     if replica > 1:
-        parts += ["", f"(independent review {replica})"]
+        parts.append(f"(independent review {replica})")
     return "\n".join(parts)
 
 

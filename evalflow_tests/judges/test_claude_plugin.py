@@ -60,7 +60,8 @@ def user_text(turn: Turn) -> str:
 
 
 def numbered(turn: Turn) -> list[int]:
-    return [int(m) for m in re.findall(r"^(\d+)\. ", user_text(turn), re.MULTILINE)]
+    block = user_text(turn).split("<test_prompts>", 1)[1].split("</test_prompts>", 1)[0]
+    return [int(m) for m in re.findall(r"^(\d+)\. ", block, re.MULTILINE)]
 
 
 def report_reply(would: list[bool] | None = None, **scores: Any) -> Callable[[Turn], Reply]:

@@ -1,0 +1,166 @@
+"""`evalflow plugin … --judge anthropic / --mc-backend anthropic` against the fake API."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalflow.cli.plugin import plugin
+from evalflow.judges.claude_mc import OUTPUT_TOOL_NAME, ROUTE_TOOL_NAME
+from evalflow.judges.claude_plugin import REPORT_TOOL_NAME
+from evalflow_tests.judges.fake_anthropic import TEST_KEY, FakeAnthropic, Reply, Turn, tool_use
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "skills"
+GOOD = DEMO / "speckit" / "spec-writer"
+POOR = DEMO / "bmad" / "story-writer"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, warehouse_dir: Path) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    for name in ("MODEL", "MAX_TOKENS", "CONCURRENCY", "BATCH", "EFFORT", "MAX_TURNS"):
+        monkeypatch.delenv(f"EVALFLOW_CLAUDE_{name}", raising=False)
+    monkeypatch.delenv("EVALFLOW_MAX_COST_USD", raising=False)
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(plugin, [str(a) for a in args])
+
+
+def respond(turn: Turn) -> Reply:
+    """Every Claude call the plugin commands make: judge report, routing, output."""
+    tool = turn.body["tools"][0]["name"]
+    text = "\n".join(b.get("text", "") for b in turn.body["messages"][0]["content"])
+    if tool == REPORT_TOOL_NAME:
+        block = text.split("<test_prompts>", 1)[1].split("</test_prompts>", 1)[0]
+        indices = [int(i) for i in re.findall(r"^(\d+)\. ", block, re.MULTILINE)]
+        opus = turn.body["model"] == "claude-opus-4-6"
+        payload = {
+            "predictions": [
+                {"index": i, "should_trigger": i <= 7, "would_trigger": i <= (6 if opus else 7)}
+                for i in indices
+            ],
+            "orchestration_fitness": 0.9,
+            "output_quality": 0.8,
+            "scope_calibration": 0.85,
+            "rationale": "scripted",
+        }
+        return Reply([tool_use(REPORT_TOOL_NAME, payload, turn)])
+    if tool == ROUTE_TOOL_NAME:
+        first = re.search(r"^- (skill-\d+): ", text, re.MULTILINE)
+        assert first is not None
+        ids = dict(re.findall(r"^- (skill-\d+): (\S+) — ", text, re.MULTILINE))
+        target = next((sid for sid, name in ids.items() if "spec-writer" in name), "none")
+        return Reply([tool_use(ROUTE_TOOL_NAME, {"skill_id": target}, turn)])
+    assert tool == OUTPUT_TOOL_NAME
+    payload = {"output": "spec.md", "quality": 0.75}
+    return Reply([tool_use(OUTPUT_TOOL_NAME, payload, turn)], output_tokens=400)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("score", GOOD, "--judge", "anthropic"),
+        ("certify", GOOD, "--mc-backend", "anthropic"),
+        ("compare", POOR, GOOD, "--judge", "anthropic"),
+    ],
+)
+def test_anthropic_without_a_key_is_one_line_exit_2(args: tuple) -> None:
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ANTHROPIC_API_KEY is not set" in lines[0]
+    assert "Traceback" not in res.output
+
+
+def test_judge_options_need_the_anthropic_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    res = invoke("score", GOOD, "--judge-model", "claude-opus-4-6")
+    assert res.exit_code == 2 and "need --judge anthropic" in res.stderr
+    res = invoke("score", GOOD, "--judge", "anthropic", "--judges", "0")
+    assert res.exit_code == 2 and "--judges must be at least 1" in res.stderr
+
+
+def test_standard_score_with_the_claude_judge(
+    monkeypatch: pytest.MonkeyPatch, warehouse_dir: Path
+) -> None:
+    with FakeAnthropic(respond) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke(
+            "score", GOOD, "--depth", "standard", "--judge", "anthropic", "--output", "json"
+        )
+        assert res.exit_code == 0, res.output
+        again = invoke("score", GOOD, "--judge", "anthropic", "--json")
+        assert len(fake.requests) == 1  # the re-run is served from the warehouse cache
+    out = json.loads(res.stdout)
+    judge = out["layers"][1]
+    assert judge["name"] == "judge" and judge["measured"] is True and judge["judges"] == 1
+    assert out["dimensions"]["triggering_accuracy"]["layers"]["judge"] == 1.0
+    assert out["dimensions"]["scope_calibration"]["layers"]["judge"] == 0.85
+    assert out["confidence"] == "assessed"
+    assert "anthropic: 1 API call(s), 0 from cache" in res.stderr
+    assert "anthropic: 0 API call(s), 1 from cache" in again.stderr
+    assert json.loads(again.stdout)["dimensions"] == out["dimensions"]
+    for path in warehouse_dir.rglob("*"):
+        if path.is_file():
+            assert TEST_KEY.encode() not in path.read_bytes(), path
+
+
+def test_two_judge_models_give_kappa(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic(respond) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke(
+            "score", GOOD, "--judge", "anthropic", "--judge-model", "claude-sonnet-5-5",
+            "--judge-model", "claude-opus-4-6", "--json",
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    judge = json.loads(res.stdout)["layers"][1]
+    assert judge["judges"] == 2 and judge["kappa"] is not None
+    assert {fake.requests[0]["model"], fake.requests[1]["model"]} == {
+        "claude-sonnet-5-5",
+        "claude-opus-4-6",
+    }
+
+
+def test_certify_with_the_claude_monte_carlo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic(respond) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke("certify", GOOD, "--runs", "6", "--mc-backend", "anthropic", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    mc = out["layers"][2]
+    assert mc["name"] == "monte_carlo" and mc["measured"] is True
+    assert mc["simulated"] is False and mc["backend"] == "anthropic:claude-sonnet-5-5"
+    assert out["layers"][1]["measured"] is False  # no --judge: layer 2 stays unmeasured
+
+
+def test_compare_with_the_claude_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic(respond) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke("compare", POOR, GOOD, "--depth", "standard", "--judge", "anthropic", "--json")
+    assert res.exit_code == 0, res.output
+    assert len(fake.requests) == 2
+    assert res.stderr.count("anthropic: 2 API call(s)") == 1
+
+
+def test_claude_judge_and_claude_monte_carlo_certify(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic(respond) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke(
+            "certify", GOOD, "--runs", "4", "--judge", "anthropic", "--mc-backend", "anthropic",
+            "--json",
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert [layer["measured"] for layer in out["layers"]] == [True, True, True]
+    assert out["confidence"] == "certified"  # a real judge and a real Monte Carlo run
