@@ -2,10 +2,11 @@
 
 One evaluation per skill feeds four assets, so no layer is computed twice:
 - `static_analysis`: the six static sub-checks, dimension scores and anti-patterns;
-- `plugin_judge`: the LLM judge layer — unmeasured (with the reason) unless an LLM judge is
-  configured; never invented;
-- `mc_simulation`: the Monte Carlo layer through the offline router — a *simulation*, and
-  every row says so (`simulated = true`);
+- `plugin_judge`: the LLM judge layer — Claude when the run's judge is `anthropic` or
+  `hybrid`, otherwise unmeasured with the reason; never invented;
+- `mc_simulation`: the Monte Carlo layer — through the offline router by default, a
+  *simulation* that every row says so (`simulated = true`); through Claude, choosing from a
+  catalogue of skill descriptions, when the run is judged by Claude (`simulated = false`);
 - `plugin_composite`: the composite, grade, badge and the confidence label from the layers
   that really produced data.
 `skills_dir` resolves against the manifest's directory; a run without one yields empty tables.
@@ -42,12 +43,38 @@ def _layer(report: dict, name: str) -> dict:
     return next(layer for layer in report["layers"] if layer["name"] == name)
 
 
-def plugin_tables(skills_dir: Path | None) -> tuple[pd.DataFrame, ...]:
+OFFLINE = EvalOptions(depth=DEPTH, seed=SEED)
+
+
+def plugin_options(evalflow: EvalflowResource, manifest_judge: str | None) -> EvalOptions:
+    """Offline (static + simulated Monte Carlo) unless the run is judged by Claude: then the
+    judge layer and the Monte Carlo layer use Claude too, sharing the run's cache and budget."""
+    if evalflow.judge_name(manifest_judge) not in ("anthropic", "hybrid"):
+        return OFFLINE
+    from evalflow.judges.anthropic_judge import ClaudeSettings
+    from evalflow.judges.claude_mc import ClaudeMcFactory
+    from evalflow.judges.claude_plugin import make_plugin_judges
+    from evalflow.judges.cost import Budget
+    from evalflow.judges.registry import require_api_key
+
+    require_api_key("anthropic")
+    warehouse = evalflow.get_warehouse()
+    cache_dir = warehouse.local_root / "cache" if warehouse.is_local else None
+    budget = Budget(evalflow.cost_limit())
+    claude = ClaudeSettings.from_env()
+    judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
+    mc = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
+    return EvalOptions(depth=DEPTH, seed=SEED, judges=judges, mc_factory=mc)
+
+
+def plugin_tables(
+    skills_dir: Path | None, options: EvalOptions = OFFLINE
+) -> tuple[pd.DataFrame, ...]:
     """The four tables for one framework run's skills (empty when it has none)."""
     static, judge, mc, composite = [], [], [], []
     reports = []
     if skills_dir is not None:
-        evaluations_, _ = evaluate_path(skills_dir, EvalOptions(depth=DEPTH, seed=SEED))
+        evaluations_, _ = evaluate_path(skills_dir, options)
         reports = [report_dict(ev) for ev in evaluations_]
     for report in reports:
         name = report["skill"]["name"]
@@ -116,7 +143,7 @@ def plugin_tables(skills_dir: Path | None) -> tuple[pd.DataFrame, ...]:
         "static_analysis": dg.AssetOut(io_manager_key=IO, description="Static sub-checks"),
         "plugin_judge": dg.AssetOut(io_manager_key=IO, description="LLM judge layer"),
         "mc_simulation": dg.AssetOut(
-            io_manager_key=IO, description="Monte Carlo layer (offline router: a simulation)"
+            io_manager_key=IO, description="Monte Carlo layer (the offline router is a simulation)"
         ),
         "plugin_composite": dg.AssetOut(io_manager_key=IO, description="Composite and badge"),
     },
@@ -127,7 +154,8 @@ def plugineval(
     """Score the framework's own skills/plugins (PluginEval: static, judge, Monte Carlo)."""
     loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
     skills = loaded.manifest.skills_dir
-    tables = plugin_tables(loaded.resolve(skills) if skills else None)
+    options = plugin_options(evalflow, loaded.manifest.judge)
+    tables = plugin_tables(loaded.resolve(skills) if skills else None, options)
     composite = tables[3]
     root = evalflow.get_warehouse().local_root
     for row in composite.itertuples(index=False):

@@ -18,7 +18,7 @@ from evalflow.judges.heuristic import HeuristicJudge
 JUDGE_NAMES = ("heuristic", "anthropic", "hybrid", "labels")
 
 
-def _require_api_key(name: str) -> None:
+def require_api_key(name: str) -> None:
     if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         raise InputError(
             "ANTHROPIC_API_KEY is not set",
@@ -49,7 +49,7 @@ def make_judge(
 
         return LabelsJudge(labels_path)
     if name in {"anthropic", "hybrid"}:
-        _require_api_key(name)
+        require_api_key(name)
         from evalflow.judges.anthropic_judge import ClaudeJudge
 
         claude = ClaudeJudge(cache_dir=cache_dir, budget=budget)
