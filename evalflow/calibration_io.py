@@ -207,7 +207,7 @@ def run_calibration(
     track: Callable[[Sequence[CalibrationCase]], Any] = iter,
 ) -> CalibrationResult:
     """Score every case of the set k times with `judge` and compare with the gold labels."""
-    root = warehouse or settings.warehouse().local_root
+    root = warehouse or settings.warehouse().workdir
     rows: list[CalibrationRow] = []
     for case in track(discover_cases(set_dir)):
         gold = load_gold(case.gold_path)
@@ -234,7 +234,7 @@ def calibrate(
     """Run the calibration, build its ledger entry and (unless `ledger=False`) append it to
     `ledger_path` (default `evalflow.ledger.default_ledger_path()`). Returns the result, the
     entry and the ledger written (None when skipped)."""
-    root = warehouse or settings.warehouse().local_root
+    root = warehouse or settings.warehouse().workdir
     rubric = load_rubric(rubric_path)
     if isinstance(judge, str):
         judge = make_judge(judge, cache_dir=root / "cache", labels_path=labels_path)
@@ -271,7 +271,7 @@ def evidence_cases(
 ) -> list[tuple[str, list[tuple[str, str]], list[RetrievalCase]]]:
     """Per case: its name, the diff-surface files at head (path, text) the evidence retriever
     indexes, and the gold-evidence retrieval cases over them."""
-    root = warehouse or settings.warehouse().local_root
+    root = warehouse or settings.warehouse().workdir
     out: list[tuple[str, list[tuple[str, str]], list[RetrievalCase]]] = []
     for case in discover_cases(set_dir):
         gold = load_gold(case.gold_path)

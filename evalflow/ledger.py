@@ -94,7 +94,7 @@ def ledger_path_for(warehouse_root: Path) -> Path:
 
 def default_ledger_path() -> Path:
     """The ledger of the default warehouse ($EVALFLOW_WAREHOUSE or data/warehouse)."""
-    return ledger_path_for(settings.warehouse().local_root)
+    return ledger_path_for(settings.warehouse().workdir)
 
 
 @functools.cache

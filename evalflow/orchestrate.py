@@ -42,7 +42,7 @@ class Outcome:
 def instance(warehouse_root: str) -> dg.DagsterInstance:
     if os.environ.get("DAGSTER_HOME"):
         return dg.DagsterInstance.get()
-    home = settings.warehouse(warehouse_root).local_root / "dagster_home"
+    home = settings.warehouse(warehouse_root).workdir / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     return dg.DagsterInstance.local_temp(tempdir=str(home))
 

@@ -51,7 +51,7 @@ class EvalflowResource(dg.ConfigurableResource):
         warehouse = self.get_warehouse()
         return make_judge(
             self.judge_name(manifest_judge),
-            cache_dir=warehouse.local_root / "cache" if warehouse.is_local else None,
+            cache_dir=warehouse.workdir / "cache",
             labels_path=Path(self.labels) if self.labels else None,
             budget=Budget(limit / share) if (limit := self.cost_limit()) is not None else None,
         )

@@ -1,7 +1,8 @@
 """Operator settings: where the warehouse and benchmarks live and which judge scores.
 
 Read at run time (never at import) from the environment, with documented defaults:
-`EVALFLOW_WAREHOUSE` (default `data/warehouse`), `EVALFLOW_BENCHMARKS` (default
+`EVALFLOW_WAREHOUSE` (default `data/warehouse`; a path or a URI such as `s3://bucket/prefix`),
+`EVALFLOW_WORKDIR` (local artifacts of a URI warehouse), `EVALFLOW_BENCHMARKS` (default
 `data/benchmarks`), `EVALFLOW_JUDGE` (default `heuristic`).
 """
 
@@ -22,10 +23,11 @@ def warehouse_root() -> str:
 
 
 def warehouse(root: str | None = None) -> Warehouse:
+    """The warehouse; a URI root gets `EVALFLOW_WORKDIR` as its local work directory."""
     value = root or warehouse_root()
     if "://" not in value:
-        value = str(Path(value).resolve())
-    return Warehouse(value)
+        return Warehouse(str(Path(value).resolve()))
+    return Warehouse(value, os.environ.get("EVALFLOW_WORKDIR", ""))
 
 
 def benchmarks_root() -> Path:

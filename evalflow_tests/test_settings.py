@@ -11,11 +11,11 @@ from evalflow import settings
 
 def test_warehouse_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(tmp_path))
-    assert settings.warehouse().local_root == tmp_path.resolve()
+    assert settings.warehouse().workdir == tmp_path.resolve()
     monkeypatch.setenv("EVALFLOW_WAREHOUSE", "")
     assert settings.warehouse_root() == "data/warehouse"
     monkeypatch.delenv("EVALFLOW_WAREHOUSE")
-    assert settings.warehouse().local_root == Path("data/warehouse").resolve()
+    assert settings.warehouse().workdir == Path("data/warehouse").resolve()
 
 
 def test_uri_warehouse_is_kept_verbatim(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ GROUP = "evaluation"
 
 def prepare(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> PreparedRun:
     warehouse = evalflow.get_warehouse()
-    return prepare_run(manifest_for(warehouse, context.partition_key), warehouse.local_root)
+    return prepare_run(manifest_for(warehouse, context.partition_key), warehouse.workdir)
 
 
 def stamp(frame: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:

@@ -57,7 +57,7 @@ def retrieval_eval(evalflow: EvalflowResource):
         index = make_retriever(name, corpus.chunk_ids, corpus.chunk_vectors)
         report = evaluate_retrieval(corpus.cases(), index.retrieve_fn(K), K).model_dump()
         rows.append(_row(name, f"synthetic:{corpus.digest()[:12]}", report))
-    root = evalflow.get_warehouse().local_root
+    root = evalflow.get_warehouse().workdir
     evidence = evidence_report(DEFAULT_SET, K, warehouse=root)
     rows.append(_row(EVIDENCE, "calibration gold evidence", evidence))
     frame = pd.DataFrame(rows, columns=columns("retrieval_eval"))
@@ -88,7 +88,7 @@ def retrieval_eval(evalflow: EvalflowResource):
 )
 def judge_calibration(evalflow: EvalflowResource):
     """The configured judge against gold: agreement, false-MET rate, valid-evidence share."""
-    root = evalflow.get_warehouse().local_root
+    root = evalflow.get_warehouse().workdir
     result, _, _ = calibrate(
         evalflow.get_judge(None), warehouse=root, ledger_path=ledger_path_for(root)
     )

@@ -15,7 +15,7 @@ from evalflow.resources import EvalflowResource
 @dg.asset(io_manager_key="warehouse_io", group_name="ledger")
 def ledger_entry(evalflow: EvalflowResource) -> pd.DataFrame:
     """One row per ledger entry × dimension score; `evalflow ledger compare` reads the file."""
-    path = ledger_path_for(evalflow.get_warehouse().local_root)
+    path = ledger_path_for(evalflow.get_warehouse().workdir)
     if not path.is_file():
         return pd.DataFrame(columns=list(LEDGER_COLUMNS))
     return read_ledger_frame(path, load_rubric())

@@ -59,7 +59,7 @@ def plugin_options(evalflow: EvalflowResource, manifest_judge: str | None) -> Ev
 
     require_api_key("anthropic")
     warehouse = evalflow.get_warehouse()
-    cache_dir = warehouse.local_root / "cache" if warehouse.is_local else None
+    cache_dir = warehouse.workdir / "cache"
     budget = Budget(evalflow.cost_limit())
     claude = ClaudeSettings.from_env()
     judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
@@ -157,7 +157,7 @@ def plugineval(
     options = plugin_options(evalflow, loaded.manifest.judge)
     tables = plugin_tables(loaded.resolve(skills) if skills else None, options)
     composite = tables[3]
-    root = evalflow.get_warehouse().local_root
+    root = evalflow.get_warehouse().workdir
     for row in composite.itertuples(index=False):
         record_evaluation(
             "plugin_score",

@@ -114,7 +114,7 @@ def leaderboard_plots(
     story_score: pd.DataFrame,
 ) -> pd.DataFrame:
     """Forest plot of ratings, Final-vs-cost Pareto plot, per-story heat map (PNG + SVG)."""
-    root = evalflow.get_warehouse().local_root / "plots"
+    root = evalflow.get_warehouse().workdir / "plots"
     rows = []
     for benchmark, board in leaderboard.groupby("benchmark", sort=True):
         out_dir = root / str(benchmark)

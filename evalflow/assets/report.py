@@ -93,7 +93,7 @@ def report(
     )
     digest = hashlib.sha256(text.encode()).hexdigest()
     warehouse = evalflow.get_warehouse()
-    folder = warehouse.local_root / "reports" / str(m["benchmark"])
+    folder = warehouse.workdir / "reports" / str(m["benchmark"])
     path = None
     if warehouse.has(REPORT_TABLE, m["run_key"]):
         previous = warehouse.read(REPORT_TABLE, m["run_key"]).iloc[0]
@@ -105,7 +105,7 @@ def report(
         temp = path.with_suffix(".md.tmp")
         temp.write_text(text, encoding="utf-8")
         temp.replace(path)
-    _record_in_ledger(warehouse.local_root, m, final_score.iloc[0], ac_score, majority_vote)
+    _record_in_ledger(warehouse.workdir, m, final_score.iloc[0], ac_score, majority_vote)
     context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
     return pd.DataFrame(
         [

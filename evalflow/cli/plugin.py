@@ -98,7 +98,7 @@ def _llm(
 
     claude = ClaudeSettings.from_env()
     warehouse = settings.warehouse()
-    cache_dir = warehouse.local_root / "cache" if warehouse.is_local else None
+    cache_dir = warehouse.workdir / "cache"
     budget = Budget(claude.max_cost_usd)
     out = _Llm()
     if judge == "anthropic":

@@ -328,7 +328,7 @@ def demo(
             title="PluginEval — the frameworks' own skills (Monte Carlo layer simulated offline)",
         )
     if not as_json:
-        catalog = settings.warehouse(root).local_root / "evalflow.duckdb"
+        catalog = settings.warehouse(root).workdir / "evalflow.duckdb"
         click.echo(f'Tables: evalflow query "SHOW TABLES"  ·  DuckDB catalog: {catalog}')
 
 

@@ -19,11 +19,13 @@ CATALOG_FILE = "evalflow.duckdb"
 
 
 def catalog_path(warehouse: Warehouse) -> Path:
-    return warehouse.local_root / CATALOG_FILE
+    return warehouse.workdir / CATALOG_FILE
 
 
 def _view_sql(warehouse: Warehouse, table: str) -> str:
-    pattern = f"{warehouse.table_dir(table)}/*/{PART_FILE}".replace("'", "''")
+    # DuckDB reads local paths and s3:// (its httpfs extension) but not file:// URIs.
+    folder = warehouse.table_dir(table).removeprefix("file://")
+    pattern = f"{folder}/*/{PART_FILE}".replace("'", "''")
     return (
         f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet('
         f"'{pattern}', union_by_name = true, hive_partitioning = false)"

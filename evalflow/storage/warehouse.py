@@ -5,7 +5,10 @@ Layout (hive style): `<root>/<table>/run_key=<key>/part.parquet` for per-run tab
 name beside its destination and renamed into place, so a reader never sees half a file and
 concurrent partitions never lose each other's rows. The root is a local path or a URI that
 `pyarrow.fs` understands (`s3://…`, `gs://…`, `file://…`), so the same code writes to object
-storage when an operator scales out. A file that cannot be read is reported, never skipped.
+storage when an operator scales out. What must stay on a local disk — built repositories,
+response caches, reports, plots, the ledger, the DuckDB catalog — lives in the `workdir`: the
+warehouse itself when it is a local path, else `$EVALFLOW_WORKDIR`. A file that cannot be
+read is reported, never skipped.
 """
 
 from __future__ import annotations
@@ -30,25 +33,30 @@ PART_FILE = "part.parquet"
 @dataclass(frozen=True)
 class Warehouse:
     root: str
+    workdir_path: str = ""
 
     @property
     def is_local(self) -> bool:
-        return "://" not in self.root or self.root.startswith("file://")
+        """A plain local path (a URI, `file://` included, goes through `pyarrow.fs`)."""
+        return "://" not in self.root
 
     @property
-    def local_root(self) -> Path:
-        """The root as a local path (only for local warehouses)."""
-        if not self.is_local:
+    def workdir(self) -> Path:
+        """Where local artifacts live: the warehouse itself, or the configured work dir."""
+        if self.is_local:
+            return Path(self.root).resolve()
+        if not self.workdir_path:
             raise InputError(
-                "this operation needs a local warehouse",
+                "a warehouse URI needs a local work directory for repositories, caches, "
+                "reports and the DuckDB catalog",
                 where=self.root,
-                fix="set EVALFLOW_WAREHOUSE to a local directory",
+                fix="set EVALFLOW_WORKDIR to a local directory",
             )
-        return Path(self.root.removeprefix("file://")).resolve()
+        return Path(self.workdir_path).resolve()
 
     def _fs(self) -> tuple[pafs.FileSystem, str]:
         if self.is_local:
-            return pafs.LocalFileSystem(), str(self.local_root)
+            return pafs.LocalFileSystem(), str(self.workdir)
         fs, path = pafs.FileSystem.from_uri(self.root)
         return fs, path.rstrip("/")
 

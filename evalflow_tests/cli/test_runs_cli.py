@@ -121,3 +121,24 @@ def test_concurrent_partitions_with_the_multiprocess_executor(
         {"run_key": "mini.good.r1", "final": 1.0},
         {"run_key": "mini.partial.r1", "final": 0.36},
     ]
+
+
+def test_uri_warehouse_keeps_local_artifacts_in_the_workdir(
+    mini: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Tables go through pyarrow.fs (here file://, as s3:// would); repos, caches, reports and
+    the DuckDB catalog stay in $EVALFLOW_WORKDIR."""
+    tables, work = tmp_path / "store", tmp_path / "work"
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", f"file://{tables}")
+    monkeypatch.setenv("EVALFLOW_WORKDIR", str(work))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    code, out, err = run_cli(capsys, "score", str(mini / "runs" / "good.yaml"), "--json")
+    assert code == 0, err
+    assert json.loads(out)[0]["final"] == 1.0
+    assert (tables / "final_score" / "run_key=mini.good.r1" / "part.parquet").is_file()
+    assert (work / "repos" / "mini.good.r1" / ".git").is_dir()
+    assert (work / "evalflow.duckdb").is_file() and not (tables / "evalflow.duckdb").exists()
+    assert list((work / "reports").rglob("*.md"))
+    monkeypatch.delenv("EVALFLOW_WORKDIR")
+    code, _, err = run_cli(capsys, "score", str(mini / "runs" / "good.yaml"))
+    assert code == 2 and "set EVALFLOW_WORKDIR" in err
