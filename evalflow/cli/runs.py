@@ -127,8 +127,8 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
     """The human view: Final with its bounds or CI, rating ± CI, cost, and the noise flag."""
-    headers = ["#", "framework", "Final", "Adjusted", "band", "Final 95% CI", "BT rating (95% CI)",
-               "cost $", "gap to next", "report"]  # fmt: skip
+    headers = ["#", "framework", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
+               "BT rating (95% CI)", "cost $", "gap to next", "report"]  # fmt: skip
     out = []
     for values in rows:
         r = dict(zip(columns, values, strict=True))
@@ -141,7 +141,7 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
         noise = {True: "within noise", False: "clear", None: ""}[r["within_noise_of_next"]]
         out.append([
             r["rank"], r["framework"], final, _num(r["adjusted_final"]), r["band"],
-            f"{_num(r['final_ci_low'])}–{_num(r['final_ci_high'])}", rating,
+            r["n_borderline"], f"{_num(r['final_ci_low'])}–{_num(r['final_ci_high'])}", rating,
             _num(r["total_cost_usd"]), noise, _short_path(r["report_path"]),
         ])  # fmt: skip
     return headers, out
