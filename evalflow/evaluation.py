@@ -204,22 +204,6 @@ def verdicts_frame(
     return pd.DataFrame(rows)
 
 
-def verdicts_from_frame(frame: pd.DataFrame) -> list[Verdict]:
-    return [
-        Verdict(
-            check_id=row.check_id,
-            run=int(row.run),
-            status=row.status,
-            evidence=tuple(json.loads(row.evidence)),
-            searches=tuple(json.loads(row.searches)),
-            rationale=row.rationale,
-            judge_id=row.judge_id,
-            flags=tuple(f for f in row.flags.split(",") if f),
-        )
-        for row in frame.itertuples(index=False)
-    ]
-
-
 def diff_frame(prepared: PreparedRun) -> pd.DataFrame:
     return pd.DataFrame(
         [{"run_key": prepared.run_key, **f.model_dump()} for f in prepared.diff],

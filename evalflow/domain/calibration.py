@@ -37,7 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalflow.domain.models import Evidence, Status
-from evalflow.domain.retrieval.evidence import EvidenceRetriever
+from evalflow.domain.retrieval.evidence import EvidenceCase, EvidenceRetriever, gold_relevant
 from evalflow.domain.retrieval.metrics import RetrievalCase
 from evalflow.domain.rubric.entry_keys import format_entry_key
 from evalflow.domain.rubric.models import (
@@ -428,16 +428,16 @@ def evidence_retrieval_cases(
             raise InputError(
                 f"no query for gold check {check_id}", where=f"calibration case {case}"
             )
-        relevant: set[str] = set()
-        for item in label.evidence:
-            relevant.update(
-                retriever.chunks_overlapping(f"{item.path}:{item.start_line}-{item.end_line}")
-            )
+        evidence_case = EvidenceCase(
+            id=f"{case}/{check_id}",
+            query=queries[check_id],
+            gold_ranges=[f"{e.path}:{e.start_line}-{e.end_line}" for e in label.evidence],
+        )
         out.append(
             RetrievalCase(
-                id=f"{case}/{check_id}",
-                query=queries[check_id],
-                relevant=[c.id for c in retriever.chunks if c.id in relevant],
+                id=evidence_case.id,
+                query=evidence_case.query,
+                relevant=gold_relevant(retriever, evidence_case),
             )
         )
     return out

@@ -224,12 +224,6 @@ def normalise_path(path: str) -> str:
     return text.lstrip("/")
 
 
-def language_of(path: str) -> TestLanguage | None:
-    """The test language of a path by extension, or None if unsupported."""
-    entry = _language_entry(path)
-    return entry[0] if entry else None
-
-
 def _language_entry(path: str) -> tuple[TestLanguage, Grammar] | None:
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")

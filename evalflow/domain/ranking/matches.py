@@ -104,11 +104,6 @@ def _normalised(ac_scores: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def check_single_baseline(ac_scores: pd.DataFrame) -> None:
-    """Refuse a benchmark/PRD whose runs were scored against different frozen baselines."""
-    _check_baselines(_normalised(ac_scores))
-
-
 def _check_baselines(frame: pd.DataFrame) -> None:
     hashes = frame.groupby(["benchmark", "prd_id"], sort=True)["baseline_sha256"].unique()
     for (benchmark, prd_id), values in hashes.items():

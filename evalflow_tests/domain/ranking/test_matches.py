@@ -9,7 +9,6 @@ import pytest
 from evalflow.domain.ranking.matches import (
     MATCH_COLUMNS,
     PairwiseVerdicts,
-    check_single_baseline,
     form_matches,
     resolve_position_bias,
     to_elo_matches,
@@ -69,8 +68,6 @@ def test_mixed_baseline_hashes_are_refused_and_named() -> None:
     with pytest.raises(InputError, match="h1, h2") as caught:
         form_matches(table)
     assert "bench" in str(caught.value)
-    with pytest.raises(InputError):
-        check_single_baseline(table)
 
 
 def test_different_hashes_in_different_prds_are_fine() -> None:
