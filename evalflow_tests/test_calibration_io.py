@@ -28,7 +28,8 @@ from evalflow.judges.heuristic import HeuristicJudge
 from evalflow.ledger import read_entries
 
 CASES = ["billing/agent-r1", "reminders/agent-r1", "signup/agent-r1"]
-HEURISTIC_FALSE_METS = ["SU1-AC3-I1", "SU1-AC4-I1", "SU2-AC1-I3"]
+# SU1-AC4-I1 (a commented-out 429) is no longer one: comment lines never count as evidence.
+HEURISTIC_FALSE_METS = ["SU1-AC3-I1", "SU2-AC1-I3"]
 
 
 def gold_by_run_key(set_dir: Path = DEFAULT_SET) -> dict[str, dict[str, GoldLabel]]:
@@ -110,16 +111,16 @@ def test_the_set_has_three_repos_and_at_least_twenty_checks(warehouse: Path) -> 
 def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> None:
     summary = heuristic.summary
     assert summary.judge_id == "heuristic"
-    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (3, 37, 34)
-    assert summary.agreement == pytest.approx(34 / 37)
+    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (3, 37, 35)
+    assert summary.agreement == pytest.approx(35 / 37)
     assert summary.n_unscored == 0
-    assert not summary.disagreement_flag  # 3/37 = 8.1 %
+    assert not summary.disagreement_flag  # 2/37 = 5.4 %
     assert (summary.n_gold_met, summary.n_gold_met_judged_met) == (20, 20)
     assert summary.met_recall == 1.0
-    assert (summary.n_planted, summary.n_planted_judged_met) == (8, 3)
-    assert summary.false_met_rate == pytest.approx(3 / 8)
-    assert (summary.n_judged_met, summary.n_valid_evidence) == (23, 20)
-    assert summary.valid_evidence_share == pytest.approx(20 / 23)
+    assert (summary.n_planted, summary.n_planted_judged_met) == (8, 2)
+    assert summary.false_met_rate == pytest.approx(2 / 8)
+    assert (summary.n_judged_met, summary.n_valid_evidence) == (22, 20)
+    assert summary.valid_evidence_share == pytest.approx(20 / 22)
     assert [(d.case, d.check_id, d.kind, d.gold, d.majority) for d in summary.disagreeing] == [
         ("signup/agent-r1", check_id, "planted", "UNMET", "MET")
         for check_id in HEURISTIC_FALSE_METS
@@ -129,11 +130,11 @@ def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> Non
     }
     assert per_kind == {
         "clear": (25, 25, 0, 8),
-        "planted": (8, 5, 3, 8),
+        "planted": (8, 6, 2, 8),
         "borderline": (4, 4, 0, 1),
     }
     assert summary.status == "fail"
-    assert summary.fail_reasons == ["false MET on 3/8 planted defects"]
+    assert summary.fail_reasons == ["false MET on 2/8 planted defects"]
 
 
 def test_heuristic_rows_frame(heuristic: CalibrationResult, warehouse: Path) -> None:

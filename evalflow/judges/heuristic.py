@@ -8,9 +8,10 @@ It proves a check only through the probes the frozen baseline gives it:
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
   counts, unless the proposition is itself an external call (a spy is the right proof).
 Searches run on the diff surface first, then on the rest of the repository, and every one is
-recorded. A check without probes is answered UNSCORED with the symbols it found: a bare
-symbol match is not proof (SPEC core rule 3), and a false MET is the worst error a judge can
-make. The k runs are identical by construction.
+recorded; whole-line comments never match (commented-out code performs nothing). A check
+without probes is answered UNSCORED with the symbols it found: a bare symbol match is not
+proof (SPEC core rule 3), and a false MET is the worst error a judge can make. The k runs
+are identical by construction.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-JUDGE_VERSION = "heuristic-1"
+JUDGE_VERSION = "heuristic-2"
+# A whole-line comment is never evidence: commented-out code does not perform anything.
+_COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
 _MAX_QUOTE = 200
 _IDENTIFIER = re.compile(
     r"`([^`]+)`|\b([a-z]+(?:_[a-z0-9]+)+)\b|\b([a-z]+[A-Z][A-Za-z0-9]*)\b|\b([A-Z][a-z]+[A-Z]\w*)\b"
@@ -86,7 +89,7 @@ class _Index:
                 _Hit(p, n, text, p in self.diff)
                 for p in paths
                 for n, text in enumerate(self.snapshot.lines(p), start=1)
-                if regex.search(text)
+                if regex.search(text) and not _COMMENT_LINE.match(text)
             ]
             searches.append(
                 Search(pattern=pattern, scope=f"{label}: {scope_label}", hits=len(hits))

@@ -35,12 +35,12 @@ def test_heuristic_fails_calibration_with_exit_1_and_lists_the_disagreements() -
     result = invoke("--judge", "heuristic", "--no-ledger")
     assert result.exit_code == 1, result.output
     out = result.stdout
-    assert "agreement 0.9189 (34/37)" in out
-    assert "false-MET rate 0.3750" in out
-    assert "valid-evidence share 0.8696 (20/23)" in out
-    for check_id in ("SU1-AC3-I1", "SU1-AC4-I1", "SU2-AC1-I3"):
+    assert "agreement 0.9459 (35/37)" in out
+    assert "false-MET rate 0.2500" in out
+    assert "valid-evidence share 0.9091 (20/22)" in out
+    for check_id in ("SU1-AC3-I1", "SU2-AC1-I3"):
         assert check_id in out
-    assert "FAIL: false MET on 3/8 planted defects" in out
+    assert "FAIL: false MET on 2/8 planted defects" in out
     assert "appended" not in out
 
 
@@ -51,7 +51,7 @@ def test_json_output_and_default_ledger(shared_warehouse: Path) -> None:
     ledger = shared_warehouse / "ledger" / "ledger.jsonl"
     assert payload["ledger"] == str(ledger)
     assert payload["summary"]["judge_id"] == "heuristic"
-    assert payload["summary"]["agreement"] == pytest.approx(34 / 37)
+    assert payload["summary"]["agreement"] == pytest.approx(35 / 37)
     assert len(payload["rows"]) == 37
     assert payload["entry"]["description"] == "judge_calibration:heuristic"
     assert payload["entry"]["timestamp"] == "2026-01-01T00:00:00Z"
