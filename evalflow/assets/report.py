@@ -14,6 +14,7 @@ import pandas as pd
 from evalflow.assets.common import GROUP, IO, benchmark
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import agreement
+from evalflow.evaluation import checks_frame
 from evalflow.ledger import ledger_path_for, record_evaluation
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.resources import EvalflowResource
@@ -22,13 +23,18 @@ REPORT_TABLE = "report"
 
 
 def _record_in_ledger(
-    root: Path, manifest: pd.Series, final: pd.Series, ac: pd.DataFrame, votes: pd.DataFrame
+    root: Path,
+    manifest: pd.Series,
+    final: pd.Series,
+    ac: pd.DataFrame,
+    votes: pd.DataFrame,
+    checks: pd.DataFrame,
 ) -> None:
     """One `framework_run:<run_key>` ledger entry: pass = complete and no confirmed ✗ gate."""
-    unmet = votes[votes["majority"] != "MET"]
+    unmet = votes[votes["majority"] != "MET"].merge(checks[["check_id", "ac_id"]], on="check_id")
     results = []
     for row in ac.sort_values("ac_id").itertuples(index=False):
-        missing = sorted(unmet.loc[unmet["check_id"].str.startswith(f"{row.ac_id}-"), "check_id"])
+        missing = sorted(unmet.loc[unmet["ac_id"] == row.ac_id, "check_id"])
         results.append((row.ac_id, row.ac_score == 1.0, [f"not MET: {', '.join(missing)}"]
                         if missing else None))  # fmt: skip
     record_evaluation(
@@ -105,7 +111,14 @@ def report(
         temp = path.with_suffix(".md.tmp")
         temp.write_text(text, encoding="utf-8")
         temp.replace(path)
-    _record_in_ledger(warehouse.workdir, m, final_score.iloc[0], ac_score, majority_vote)
+    _record_in_ledger(
+        warehouse.workdir,
+        m,
+        final_score.iloc[0],
+        ac_score,
+        majority_vote,
+        checks_frame(bench.baseline),
+    )
     context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
     return pd.DataFrame(
         [

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from evalflow.cli import main
+from evalflow.ledger import read_entries
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -76,6 +77,12 @@ def test_score_prints_rollup_and_writes_report(mini: Path, warehouse_dir: Path, 
     assert report.name.startswith("P0-mini-2") and report.name.endswith("-mini.partial.r1.md")
     text = report.read_text()
     assert "**Final 0.36**" in text and "Σw = 3 + 2 = 5" in text
+    (entry,) = read_entries(warehouse_dir / "ledger" / "ledger.jsonl")
+    assert entry.description == "framework_run:mini.partial.r1" and entry.status == "pass"
+    assert [(r.name, r.passed, r.errors) for r in entry.results] == [
+        ("S1-AC1", False, ["not MET: S1-AC1-T1"]),
+        ("S2-AC1", False, ["not MET: S2-AC1-I1, S2-AC1-T1"]),
+    ]
 
 
 @pytest.mark.parametrize(
