@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from evalflow.domain.baseline import baseline_sha256, validate_baseline
+from evalflow.domain.baseline import baseline_sha256, error_location, validate_baseline
 from evalflow.domain.models import PRD, Baseline, RunManifest
 from evalflow.domain.prd import parse_prd
 from evalflow.errors import InputError
@@ -54,7 +54,7 @@ def validate_model(model: type[M], data: Any, path: Path, what: str) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = error_location(data, err["loc"])
         raise InputError(
             f"invalid {what}: {loc}: {err['msg']}",
             where=str(path),

@@ -53,7 +53,9 @@ def test_ac_without_a_t_check(mini: Path) -> None:
 
 def test_invalid_level(mini: Path) -> None:
     path = edit_baseline(mini, lambda d: d["acs"][0]["checks"][1].update(level="smoke"))
-    with pytest.raises(InputError, match=r"invalid baseline: acs\.0\.checks\.1\.level"):
+    with pytest.raises(
+        InputError, match=r"invalid baseline: acs\[S1-AC1\]\.checks\[S1-AC1-T1\]\.level"
+    ):
         load_benchmark(path)
 
 

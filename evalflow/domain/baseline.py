@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import Any
 
 from evalflow.domain.models import PRD, Baseline
 from evalflow.errors import InputError
@@ -22,6 +23,31 @@ def baseline_sha256(baseline: Baseline) -> str:
         baseline.model_dump(mode="json", exclude_defaults=True), sort_keys=True, ensure_ascii=False
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def error_location(data: Any, loc: tuple[int | str, ...]) -> str:
+    """A validation error's location with list positions named by the item's `id`.
+
+    `acs.0.checks.1.probes.0.pattern` becomes `acs[S1-AC1].checks[S1-AC1-I2].probes[1].pattern`
+    (probes, which have no id, are numbered from 1 as a reader counts them), so a refused
+    probe pattern names its check without the author counting YAML items.
+    """
+    parts: list[str] = []
+    node = data
+    for key in loc:
+        item = None
+        if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+            item = node[key]
+            label = item.get("id") if isinstance(item, dict) else None
+            tag = f"[{label}]" if isinstance(label, str) and label else f"[{key + 1}]"
+            parts[-1:] = [f"{parts[-1]}{tag}" if parts else tag]
+        elif isinstance(node, dict):
+            item = node.get(key)
+            parts.append(str(key))
+        else:
+            parts.append(str(key))
+        node = item
+    return ".".join(parts) or "(top level)"
 
 
 def _norm(text: str) -> str:

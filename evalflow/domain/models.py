@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
+
 Priority = Literal["P0", "P1", "P2"]
 CheckKind = Literal["I", "T"]
 TestLevel = Literal["unit", "e2e", "both"]
@@ -77,10 +79,12 @@ class Probe(Frozen):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
+        # A probe is matched against lines of an untrusted repository, so it must run on the
+        # linear-time engine; a pattern only a backtracking engine could run is refused here.
         try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"probe pattern {value!r} is not a valid regex: {exc}") from exc
+            compile_untrusted(value)
+        except UntrustedPatternError as exc:
+            raise ValueError(f"probe {exc}") from exc
         return value
 
 

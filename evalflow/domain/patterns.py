@@ -58,6 +58,6 @@ def compile_untrusted(pattern: str, *, ignore_case: bool = False) -> Pattern:
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
         raise UntrustedPatternError(
-            f"pattern {pattern!r} cannot run in linear time: {reason} "
-            "(RE2 syntax: no backreferences, no lookahead/lookbehind)"
+            f"pattern {pattern!r} is refused by the linear-time regex engine (RE2): {reason} "
+            "(RE2 has no backreferences and no lookahead/lookbehind)"
         ) from exc

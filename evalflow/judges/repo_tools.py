@@ -9,7 +9,9 @@ Rules:
 - paths and globs are repository-relative POSIX paths; an absolute path, a `..` component or
   a backslash is refused with a tool error (no path traversal);
 - `grep` searches the diff surface first, then the rest of the repository (SPEC §1 inputs:
-  the diff surface is the first search scope) and answers `path:line: text` lines;
+  the diff surface is the first search scope) and answers `path:line: text` lines; the
+  model's pattern runs on RE2 (`evalflow.domain.patterns`), linear in the line's length, so
+  no pattern can stall the judge, and syntax RE2 lacks is a tool error that says so;
 - `read_file` answers numbered lines of one file;
 - every answer is size-bounded (`ToolLimits`) and says when, and how, it was truncated;
 - every successful call is recorded as a `Search` (pattern or glob, scope, hits), so an UNMET
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalflow.domain.globs import glob_match
 from evalflow.domain.models import Search
+from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
 from evalflow.repo.snapshot import RepoSnapshot
 
 MAX_PATTERN_CHARS = 500
@@ -70,13 +73,14 @@ TOOL_DEFINITIONS: tuple[dict[str, Any], ...] = (
     {
         "name": "grep",
         "description": (
-            "Search file lines with a Python regular expression. Diff-surface files are "
-            "searched first, then the rest of the repository. Answers 'path:line: text'."
+            "Search file lines with an RE2 regular expression (Python syntax without "
+            "backreferences or lookaround). Diff-surface files are searched first, then the "
+            "rest of the repository. Answers 'path:line: text'."
         ),
         "input_schema": {
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "Python regex, matched per line"},
+                "pattern": {"type": "string", "description": "RE2 regex, matched per line"},
                 "path_glob": {"type": "string", "description": "restrict to paths; '**' = all"},
             },
             "required": ["pattern", "path_glob"],
@@ -190,8 +194,8 @@ class RepoTools:
                 f"error: pattern longer than {MAX_PATTERN_CHARS} characters", is_error=True
             )
         try:
-            regex = re.compile(pattern)
-        except re.error as exc:
+            regex = compile_untrusted(pattern)
+        except UntrustedPatternError as exc:
             return ToolResult(f"error: invalid regular expression: {exc}", is_error=True)
         lines: list[str] = []
         for path in self._diff + self._rest:
