@@ -65,16 +65,63 @@ class PRD(Frozen):
         return {ac.id: story for story in self.stories for ac in story.acs}
 
 
+class ProbeScope(Frozen):
+    """Where in the syntax of the code an `impl` probe's match must lie (`within:`).
+
+    Every key given must hold; each value is an RE2 pattern matched against a whole name.
+    `function`: inside the body of a function/method so named. `call`: inside the arguments
+    of a call whose callee (last name: `emit` in `self.bus.emit(...)`) matches.
+    `payload_of`: inside a dict/object literal delivered to a matching call — as an argument
+    or through the variable it is assigned to (`return` names a returned literal): SPEC's
+    payload-field rule. `handler_of`: inside a function a matching call registers (decorator,
+    callback argument, or named in its arguments): SPEC's wiring rule. Decided with
+    tree-sitter by `evalflow.repo.scopes` (Python, JavaScript, TypeScript).
+    """
+
+    function: str | None = None
+    call: str | None = None
+    payload_of: str | None = None
+    handler_of: str | None = None
+
+    @field_validator("function", "call", "payload_of", "handler_of")
+    @classmethod
+    def _name_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                compile_untrusted(f"^(?:{value})$")
+            except UntrustedPatternError as exc:
+                raise ValueError(f"within {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> ProbeScope:
+        if not any((self.function, self.call, self.payload_of, self.handler_of)):
+            raise ValueError("within needs one of function, call, payload_of, handler_of")
+        return self
+
+
 class Probe(Frozen):
     """A pinned search that proves a check when it matches (used by the heuristic judge).
 
-    `impl`: `pattern` must match a line of production code under `path_globs`.
+    `impl`: `pattern` must match a line of production code under `path_globs` — a source
+    file of a programming language (`files: code`, the default), or documentation only when
+    the probe says `files: docs` — and lie in the syntactic `within` scope when one is given.
     `test-assert`: `pattern` must match an assertion line of a test case that asserts.
     """
 
     kind: ProbeKind
     pattern: str
     path_globs: tuple[str, ...] = ("**",)
+    files: Literal["code", "docs"] = "code"
+    within: ProbeScope | None = None
+
+    @model_validator(mode="after")
+    def _impl_only(self) -> Probe:
+        if self.kind != "impl" and (self.files != "code" or self.within is not None):
+            raise ValueError("files/within apply to impl probes only")
+        if self.files == "docs" and self.within is not None:
+            raise ValueError("within needs code; a files: docs probe cannot have one")
+        return self
 
     @field_validator("pattern")
     @classmethod

@@ -1,17 +1,28 @@
 """The heuristic judge: the offline, deterministic, free default.
 
 It proves a check only through the probes the frozen baseline gives it:
-- I-check: every `impl` probe must match a line of production code (test files excluded)
-  under its path globs. The evidence is the first matching line of each probe.
+- I-check: every `impl` probe must match a line of production code under its path globs —
+  a source file of a programming language (`evalflow.repo.scopes.is_code_file`: by extension,
+  generated output excluded; never Markdown, text, lockfiles or config), or documentation
+  only when the probe says `files: docs`. A probe with `within:` counts only matches that lie
+  in that syntactic scope (tree-sitter; e.g. the constructed payload object that is emitted,
+  the handler a route registers). The evidence is the first qualifying line of each probe.
+- A match in code that performs nothing is no proof (SPEC core rule 3). When a probe's only
+  matches are dead code (a function nothing references), a stub or a call of a stub/of an
+  undefined name, a message in an error path (raise/throw/log text), or an outcome value that
+  is only declared (enum member, module constant), the check is UNSCORED with that reason —
+  never MET (the rules: `RepoScopes.disqualifier`). An UNSCORED goes to a stronger judge; a
+  false MET is the worst error a judge can make. A probe with no match at all makes the check
+  UNMET, with the searches recorded.
 - T-check: every `test-assert` probe must match an *assertion line* of a test case that
   asserts, at the required level (unit: any level, the minimum-level floor; e2e: an e2e test;
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
   counts, unless the proposition is itself an external call (a spy is the right proof).
 Searches run on the diff surface first, then on the rest of the repository, and every one is
-recorded; whole-line comments never match (commented-out code performs nothing). A check
+recorded; whole-line comments never match (commented-out code performs nothing). Patterns
+come from input and run on RE2 (`evalflow.domain.patterns.compile_untrusted`). A check
 without probes is answered UNSCORED with the symbols it found: a bare symbol match is not
-proof (SPEC core rule 3), and a false MET is the worst error a judge can make. The k runs
-are identical by construction.
+proof, and the k runs are identical by construction.
 """
 
 from __future__ import annotations
@@ -23,7 +34,9 @@ from typing import Any
 
 from evalflow.domain.globs import any_glob
 from evalflow.domain.models import BaselineAC, Check, Evidence, Probe, Search, Verdict
+from evalflow.domain.patterns import compile_untrusted
 from evalflow.judges.base import JudgeRequest, OfflineJudge
+from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
 from evalflow.repo.snapshot import RepoSnapshot
 from evalflow.repo.test_inventory import (
     LevelConventions,
@@ -33,7 +46,7 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-JUDGE_VERSION = "heuristic-2"
+JUDGE_VERSION = "heuristic-3"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
 _MAX_QUOTE = 200
@@ -48,6 +61,17 @@ class _Hit:
     line: int
     text: str
     in_diff: bool
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What one probe's search found: qualifying hits, or matches that perform nothing."""
+
+    hits: list[_Hit]
+    rejected: list[tuple[_Hit, str]]
+    searches: list[Search]
 
 
 class _Index:
@@ -69,34 +93,68 @@ class _Index:
         files = [(p, self.snapshot.files[p].text) for p in sorted(self.test_paths)]
         return TestIndex(build_inventory(files, self.conventions).cases)
 
+    @cached_property
+    def scopes(self) -> RepoScopes:
+        return RepoScopes({p: f.text for p, f in self.snapshot.files.items()})
+
+    def _candidates(self, globs: tuple[str, ...], *, tests: bool, files: str) -> list[str]:
+        def kind_ok(path: str) -> bool:
+            if tests:
+                return path in self.test_paths
+            if path in self.test_paths:
+                return False
+            if files == "docs":
+                return is_doc_file(path)
+            return is_code_file(path, self.snapshot.files[path].text)
+
+        return [p for p in sorted(self.snapshot.files) if any_glob(p, globs) and kind_ok(p)]
+
     def search(
-        self, pattern: str, globs: tuple[str, ...], *, tests: bool
-    ) -> tuple[list[_Hit], list[Search]]:
-        """Matches in the diff surface first; the rest of the repository only if none there."""
-        regex = re.compile(pattern)
-        candidates = [
-            p
-            for p in sorted(self.snapshot.files)
-            if any_glob(p, globs) and ((p in self.test_paths) == tests)
-        ]
-        scope_label = f"{'test' if tests else 'production'} files matching {', '.join(globs)}"
+        self, pattern: str, globs: tuple[str, ...], *, tests: bool, probe: Probe | None = None
+    ) -> _Found:
+        """Matches in the diff surface first; the rest of the repository only if none there
+        qualifies. For an impl `probe`, only matches in its file class and `within` scope
+        count, and matches that perform nothing are set aside with the reason."""
+        regex = compile_untrusted(pattern)
+        files = probe.files if probe is not None else "code"
+        scope = _scope(probe)
+        candidates = self._candidates(globs, tests=tests, files=files)
+        kind = "test" if tests else ("documentation" if files == "docs" else "production code")
+        scope_label = f"{kind} files matching {', '.join(globs)}"
+        if scope is not None:
+            scope_label += f", {scope.describe()}"
         searches: list[Search] = []
+        rejected: list[tuple[_Hit, str]] = []
         for label, paths in (
             ("diff surface", [p for p in candidates if p in self.diff]),
             ("repository", [p for p in candidates if p not in self.diff]),
         ):
             hits = [
-                _Hit(p, n, text, p in self.diff)
+                hit
                 for p in paths
-                for n, text in enumerate(self.snapshot.lines(p), start=1)
-                if regex.search(text) and not _COMMENT_LINE.match(text)
+                for hit in self._matches(regex, p)
+                if scope is None or self.scopes.in_scope(p, hit.line, hit.start, hit.end, scope)
             ]
             searches.append(
                 Search(pattern=pattern, scope=f"{label}: {scope_label}", hits=len(hits))
             )
+            if probe is not None and files == "code":
+                reasons = [
+                    (h, self.scopes.disqualifier(h.path, h.line, h.start, h.end)) for h in hits
+                ]
+                rejected += [(h, why) for h, why in reasons if why]
+                hits = [h for h, why in reasons if not why]
             if hits:
-                return hits, searches
-        return [], searches
+                return _Found(hits, rejected, searches)
+        return _Found([], rejected, searches)
+
+    def _matches(self, regex: Any, path: str) -> list[_Hit]:
+        found: list[_Hit] = []
+        for n, text in enumerate(self.snapshot.lines(path), start=1):
+            match = regex.search(text)
+            if match is not None and not _COMMENT_LINE.match(text):
+                found.append(_Hit(path, n, text, path in self.diff, match.start(), match.end()))
+        return found
 
 
 class HeuristicJudge(OfflineJudge):
@@ -151,11 +209,17 @@ class HeuristicJudge(OfflineJudge):
         evidence: list[Evidence] = []
         searches: list[Search] = []
         missing: list[Probe] = []
+        unproven: list[str] = []
         for probe in check.probes:
-            hits, done = index.search(probe.pattern, probe.path_globs, tests=False)
-            searches += done
-            if hits:
-                evidence.append(_evidence(hits[0]))
+            found = index.search(probe.pattern, probe.path_globs, tests=False, probe=probe)
+            searches += found.searches
+            if found.hits:
+                evidence.append(_evidence(found.hits[0]))
+            elif found.rejected:
+                reasons = "; ".join(
+                    f"{hit.path}:{hit.line} {why}" for hit, why in found.rejected[:3]
+                )
+                unproven.append(f"{probe.pattern!r} matches only code that is no proof: {reasons}")
             else:
                 missing.append(probe)
         if missing:
@@ -165,6 +229,14 @@ class HeuristicJudge(OfflineJudge):
                 "UNMET",
                 searches=tuple(searches),
                 rationale=f"no production code matches {_patterns(missing)}",
+            )
+        if unproven:
+            return self._verdict(
+                check,
+                run,
+                "UNSCORED",
+                searches=tuple(searches),
+                rationale="; ".join(unproven) + "; needs an LLM or human judge",
             )
         return self._verdict(
             check,
@@ -180,9 +252,9 @@ class HeuristicJudge(OfflineJudge):
         failures: list[str] = []
         per_probe: list[list[tuple[TestCase, _Hit]]] = []
         for probe in check.probes:
-            hits, done = index.search(probe.pattern, probe.path_globs, tests=True)
-            searches += done
-            candidates, why = self._asserting_tests(check, hits, index)
+            found = index.search(probe.pattern, probe.path_globs, tests=True)
+            searches += found.searches
+            candidates, why = self._asserting_tests(check, found.hits, index)
             if candidates:
                 per_probe.append(candidates)
             else:
@@ -251,9 +323,9 @@ class HeuristicJudge(OfflineJudge):
         searches: list[Search] = []
         found: list[str] = []
         for name in names:
-            hits, done = index.search(re.escape(name), ("**",), tests=check.kind == "T")
-            searches += done
-            found += [f"{name} at {h.path}:{h.line}" for h in hits[:1]]
+            result = index.search(re.escape(name), ("**",), tests=check.kind == "T")
+            searches += result.searches
+            found += [f"{name} at {h.path}:{h.line}" for h in result.hits[:1]]
         detail = f"; symbols found: {', '.join(found)}" if found else ""
         return self._verdict(
             check,
@@ -281,6 +353,12 @@ def _choose(
             next((c, h) for c, h in candidates if c.test_id == test_id) for candidates in per_probe
         ]
     return [candidates[0] for candidates in per_probe]
+
+
+def _scope(probe: Probe | None) -> Scope | None:
+    if probe is None or probe.within is None:
+        return None
+    return Scope(**probe.within.model_dump())
 
 
 def _evidence(hit: _Hit) -> Evidence:

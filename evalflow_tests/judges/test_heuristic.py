@@ -13,6 +13,9 @@ from evalflow.repo.git import resolve_commit
 from evalflow.repo.snapshot import load_snapshot
 
 APP = """\
+from datetime import timedelta
+
+
 def start_trial(conn, email):
     ends_at = now() + timedelta(days=14)
     save(conn, email, ends_at)
@@ -86,7 +89,7 @@ def test_met_cites_the_right_file_and_line(make_repo) -> None:
     )
     v = score(repo, check)["I1"]
     assert v.status == "MET"
-    assert [e.ref() for e in v.evidence] == ["app/trials.py:2"]
+    assert [e.ref() for e in v.evidence] == ["app/trials.py:5"]
     assert v.evidence[0].quote == "ends_at = now() + timedelta(days=14)"
     assert v.searches[0].scope.startswith("diff surface")
 
@@ -201,7 +204,7 @@ def test_without_probes_the_answer_is_unscored_not_a_guess(make_repo) -> None:
     check = Check(id="I9", kind="I", proposition="`start_trial` saves the trial")
     v = score(repo, check)["I9"]
     assert v.status == "UNSCORED"
-    assert "start_trial at app/trials.py:1" in v.rationale
+    assert "start_trial at app/trials.py:4" in v.rationale
     assert v.searches
 
 
