@@ -5,6 +5,19 @@ SKILL.md bytes, listing `references/` and `assets/` (size, binary or not), readi
 manifest (`.claude-plugin/plugin.json` or `plugin.json`) and `agents/*.md`, reading and
 writing the corpus index, and running a whole PATH (one skill dir, a SKILL.md, or a
 directory of skills) in one process (PLUGINEVAL fix 9).
+
+A skill folder is untrusted input, so every read goes through `_Confined`:
+- a path whose real location leaves the folder it belongs to (the skill directory; the
+  plugin root for the manifest and agents) is not followed — `SYMLINK_OUTSIDE_SKILL`;
+- only regular files are opened: a FIFO, device or socket is refused from its `lstat`
+  before any `open` (a FIFO named SKILL.md would block forever) — `NOT_A_REGULAR_FILE`;
+  the open itself uses `O_NOFOLLOW | O_NONBLOCK` and the descriptor must be the file that
+  was checked, so a swap between check and open cannot smuggle another file in;
+- at most `MAX_FILE_BYTES` (1 MiB) of one file is read — `FILE_OVER_SIZE_CAP` — and at most
+  `MAX_SKILL_BYTES` (8 MiB) per skill, SKILL.md included; files past that budget are left
+  out of the listing — `SKILL_OVER_SIZE_CAP`.
+Link targets are only tested for existence, never read, and only inside the plugin root (or
+the folder holding the skill when it has no plugin), so a link cannot probe the host.
 """
 
 from __future__ import annotations
@@ -12,6 +25,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +44,11 @@ SKILL_FILENAME = "SKILL.md"
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__"})
 SNIFF_BYTES = 8192
 REFERENCE_TEXT_LIMIT = 60_000
+MAX_FILE_BYTES = 1 << 20
+MAX_SKILL_BYTES = 8 << 20
+# UTF-8 needs at most 4 bytes a character: reading this many bytes fills a character budget.
+_UTF8_MAX = 4
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _MANIFESTS = (".claude-plugin/plugin.json", "plugin.json")
 _PLUGIN_SEARCH_DEPTH = 3
 
@@ -60,7 +79,8 @@ def discover_skills(path: Path) -> tuple[list[Path], bool]:
                 fix="pass the skill directory or its SKILL.md",
             )
         return [path.parent], False
-    if (path / SKILL_FILENAME).is_file():
+    if _names_an_entry(path / SKILL_FILENAME):
+        # Any entry named SKILL.md makes PATH one skill; reading it decides what it may be.
         return [path], False
     found: list[Path] = []
     for root, dirs, files in os.walk(path):
@@ -76,10 +96,111 @@ def discover_skills(path: Path) -> tuple[list[Path], bool]:
     return sorted(found, key=lambda p: p.as_posix()), True
 
 
-def _is_binary(path: Path) -> bool:
+def _names_an_entry(path: Path) -> bool:
+    """`path` exists as anything but a directory (a dangling symlink or a FIFO counts)."""
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISDIR, "directory"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _within(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _Confined:
+    """Reads regular files under one folder, within a byte budget, recording refusals.
+
+    `where` is the display path of the folder; findings name files relative to it.
+    """
+
+    def __init__(self, folder: Path, where: str, budget: int = MAX_SKILL_BYTES) -> None:
+        self.folder = folder
+        self.root = os.path.realpath(folder)
+        self.where = where
+        self.budget = budget
+        self.findings: list[Finding] = []
+
+    def _refuse(self, code: str, rel: str, message: str) -> None:
+        self.findings.append(Finding(code, "warning", message, f"{self.where}/{rel}"))
+
+    def check(self, rel: str) -> tuple[str, os.stat_result] | None:
+        """(real path, stat) of `rel` when it is a regular file inside the folder, else None
+        (with a finding for a symlink that leaves it or a non-regular file)."""
+        real = os.path.realpath(self.folder / rel)
+        if not _within(real, self.root):
+            self._refuse(
+                "SYMLINK_OUTSIDE_SKILL",
+                rel,
+                f"{rel} is a symbolic link to a path outside {self.where}; not followed",
+            )
+            return None
+        try:
+            info = os.lstat(real)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            self._refuse(
+                "NOT_A_REGULAR_FILE",
+                rel,
+                f"{rel} is a {_kind_of(info.st_mode)}; only regular files are read",
+            )
+            return None
+        return real, info
+
+    def read(self, rel: str, limit: int = MAX_FILE_BYTES) -> bytes | None:
+        """Up to `limit` bytes of `rel` (never more than `MAX_FILE_BYTES`), or None when it is
+        refused or unreadable. Does not charge the budget (callers decide what counts)."""
+        checked = self.check(rel)
+        if checked is None:
+            return None
+        real, info = checked
+        return _read_checked(real, info, min(limit, MAX_FILE_BYTES))
+
+
+def _read_checked(real: str, info: os.stat_result, limit: int) -> bytes | None:
+    """Read the regular file `info` describes; None if `real` is no longer that file."""
+    try:
+        fd = os.open(real, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
+            info.st_dev,
+            info.st_ino,
+        ):
+            return None
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _is_binary(chunk: bytes) -> bool:
     """NUL bytes or invalid UTF-8 in the first 8 KiB."""
-    with path.open("rb") as fh:
-        chunk = fh.read(SNIFF_BYTES)
     if b"\x00" in chunk:
         return True
     try:
@@ -89,35 +210,76 @@ def _is_binary(path: Path) -> bool:
     return False
 
 
-def _list_files(skill_dir: Path, sub: str) -> list[FileEntry]:
-    base = skill_dir / sub
-    if not base.is_dir():
+def _list_files(reader: _Confined, sub: str) -> list[FileEntry]:
+    """Regular files under `sub` (hidden ones skipped), sorted, each charged to the budget."""
+    base = reader.folder / sub
+    if not os.path.isdir(base):
+        return []
+    if not _within(os.path.realpath(base), reader.root):
+        reader.check(sub)  # records SYMLINK_OUTSIDE_SKILL for the folder itself
         return []
     out: list[FileEntry] = []
+    left_out = 0
     for root, dirs, files in os.walk(base):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        folder = Path(root)
+        # os.walk lists a symlinked directory but never descends into it; say so when it
+        # points outside rather than dropping it silently.
+        for name in dirs:
+            if (folder / name).is_symlink():
+                reader.check((folder / name).relative_to(reader.folder).as_posix())
         for name in sorted(files):
             if name.startswith("."):
                 continue
-            full = Path(root) / name
-            try:
-                size = full.stat().st_size
-                binary = size > 0 and _is_binary(full)
-            except OSError:
+            rel = (folder / name).relative_to(reader.folder).as_posix()
+            checked = reader.check(rel)
+            if checked is None:
                 continue
-            out.append(FileEntry(full.relative_to(skill_dir).as_posix(), size, binary))
+            real, info = checked
+            charge = min(info.st_size, MAX_FILE_BYTES)
+            if charge > reader.budget:
+                left_out += 1
+                continue
+            reader.budget -= charge
+            if info.st_size > MAX_FILE_BYTES:
+                reader._refuse(
+                    "FILE_OVER_SIZE_CAP",
+                    rel,
+                    f"{rel} has {info.st_size} bytes; only its first {MAX_FILE_BYTES} are read",
+                )
+            chunk = _read_checked(real, info, SNIFF_BYTES) if info.st_size else b""
+            if chunk is None:
+                continue
+            out.append(FileEntry(rel, info.st_size, bool(chunk) and _is_binary(chunk)))
+    if left_out:
+        reader.findings.append(
+            Finding(
+                "SKILL_OVER_SIZE_CAP",
+                "warning",
+                f"{left_out} file(s) under {sub}/ left out: the skill passes its "
+                f"{MAX_SKILL_BYTES}-byte read budget",
+                f"{reader.where}/{sub}",
+            )
+        )
     return out
 
 
-def _read_manifest(root: Path) -> tuple[str | None, list[Finding]] | None:
+def _read_manifest(reader: _Confined) -> tuple[str | None, list[Finding]] | None:
     for rel in _MANIFESTS:
-        path = root / rel
-        if not path.is_file():
+        if not _names_an_entry(reader.folder / rel):
             continue
-        where = path.as_posix()
+        where = (reader.folder / rel).as_posix()
+        refused = len(reader.findings)
+        raw = reader.read(rel)
+        if raw is None:
+            problems = reader.findings[refused:] or [
+                Finding("MANIFEST_UNREADABLE", "warning", "plugin manifest unreadable", where)
+            ]
+            del reader.findings[refused:]
+            return None, problems
         try:
-            data = json.loads(path.read_bytes().decode("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return None, [
                 Finding(
                     "MANIFEST_UNREADABLE", "warning", f"plugin manifest unreadable: {exc}", where
@@ -128,20 +290,21 @@ def _read_manifest(root: Path) -> tuple[str | None, list[Finding]] | None:
                 Finding("MANIFEST_NOT_OBJECT", "warning", "plugin manifest is not an object", where)
             ]
         name = data.get("name")
-        return (str(name) if name else root.name), []
+        return (str(name) if name else reader.folder.name), []
     return None
 
 
-def _read_agents(root: Path) -> tuple[tuple[str, str], ...]:
-    agents_dir = root / "agents"
+def _read_agents(reader: _Confined) -> tuple[tuple[str, str], ...]:
+    agents_dir = reader.folder / "agents"
     if not agents_dir.is_dir():
         return ()
     out: list[tuple[str, str]] = []
     for path in sorted(agents_dir.glob("*.md")):
-        try:
-            raw = path.read_bytes()
-        except OSError:
+        rel = path.relative_to(reader.folder).as_posix()
+        raw = reader.read(rel, min(MAX_FILE_BYTES, reader.budget))
+        if raw is None:
             continue
+        reader.budget -= len(raw)
         text, _ = decode_skill_md(raw, path.as_posix())
         fm, _, _ = split_frontmatter(text, path.as_posix())
         desc = fm.get("description")
@@ -161,11 +324,14 @@ class PluginLocator:
             if candidate in self._cache:
                 info = self._cache[candidate]
             else:
-                manifest = _read_manifest(candidate)
+                # The manifest and agents belong to the plugin root: reads stay inside it.
+                reader = _Confined(candidate, candidate.as_posix())
+                manifest = _read_manifest(reader)
                 info = None
                 if manifest is not None:
                     name, findings = manifest
-                    info = PluginInfo(candidate, name, _read_agents(candidate), tuple(findings))
+                    agents = _read_agents(reader)
+                    info = PluginInfo(candidate, name, agents, (*findings, *reader.findings))
                 self._cache[candidate] = info
             if info is not None:
                 return info
@@ -176,52 +342,90 @@ class PluginLocator:
 
 
 def read_skill_files(skill_dir: Path, plugin: PluginInfo | None = None) -> SkillFiles:
-    """Read SKILL.md bytes and list references/ and assets/."""
+    """Read SKILL.md bytes and list references/ and assets/, confined to `skill_dir`.
+
+    A SKILL.md that is refused (a symlink out of the skill, a FIFO, a device) is read as
+    empty, with the finding saying why; one that is missing or unreadable is an `InputError`.
+    """
     path = skill_dir / SKILL_FILENAME
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
+    reader = _Confined(skill_dir, skill_dir.as_posix())
+    checked = reader.check(SKILL_FILENAME) if os.path.lexists(path) else None
+    raw = b""
+    if checked is not None:
+        real, info = checked
+        read = _read_checked(real, info, MAX_FILE_BYTES)
+        if read is None:
+            raise InputError(
+                f"cannot read {SKILL_FILENAME}",
+                where=path.as_posix(),
+                fix="check the path and its permissions",
+            )
+        raw = read
+        if info.st_size > MAX_FILE_BYTES:
+            reader._refuse(
+                "FILE_OVER_SIZE_CAP",
+                SKILL_FILENAME,
+                f"{SKILL_FILENAME} has {info.st_size} bytes; only its first "
+                f"{MAX_FILE_BYTES} are read",
+            )
+    elif not reader.findings:
         raise InputError(
-            f"cannot read {SKILL_FILENAME}: {exc.strerror}",
+            f"cannot read {SKILL_FILENAME}: no such file",
             where=path.as_posix(),
             fix="check the path and its permissions",
-        ) from exc
-    files = tuple(_list_files(skill_dir, "references") + _list_files(skill_dir, "assets"))
+        )
+    reader.budget -= len(raw)
+    files = tuple(_list_files(reader, "references") + _list_files(reader, "assets"))
     return SkillFiles(
         dir_name=skill_dir.resolve().name if skill_dir.name in ("", ".", "..") else skill_dir.name,
         skill_md=raw,
         files=files,
         location=skill_dir.as_posix(),
         plugin=plugin.name if plugin else None,
-        io_findings=plugin.findings if plugin else (),
+        io_findings=(*(plugin.findings if plugin else ()), *reader.findings),
     )
 
 
-def existing_targets(skill_dir: Path) -> Callable[[ParsedSkill], frozenset[str]]:
-    """The resolver `evaluate_skill` needs: which link candidates exist under `skill_dir`."""
+def existing_targets(
+    skill_dir: Path, bound: Path | None = None
+) -> Callable[[ParsedSkill], frozenset[str]]:
+    """The resolver `evaluate_skill` needs: which link candidates exist.
+
+    Existence only, and only inside `bound` (the plugin root; by default the folder holding
+    the skill, where sibling skills live): a link such as `../../../../etc/passwd` never
+    probes the host, and a target whose real path leaves `bound` does not exist.
+    """
+    root = os.path.realpath(bound if bound is not None else skill_dir.parent)
+
+    def exists(candidate: str) -> bool:
+        lexical = os.path.normpath(os.path.join(os.path.abspath(skill_dir), candidate))
+        if not _within(lexical, os.path.abspath(bound or skill_dir.parent)):
+            return False
+        real = os.path.realpath(lexical)
+        return _within(real, root) and os.path.exists(real)
 
     def resolve(parsed: ParsedSkill) -> frozenset[str]:
-        return frozenset(
-            c
-            for check in parsed.link_checks
-            for c in check.candidates
-            if os.path.exists(os.path.join(skill_dir, c))
-        )
+        return frozenset(c for check in parsed.link_checks for c in check.candidates if exists(c))
 
     return resolve
 
 
 def reference_texts(skill_dir: Path, parsed: ParsedSkill) -> tuple[tuple[str, str], ...]:
-    """Text of the non-binary reference files, capped in total, for the judge."""
+    """Text of the non-binary reference files, capped in total, for the judge.
+
+    Each file is checked again when read (confined to `skill_dir`, regular files only), so
+    one swapped for a symlink after it was listed is skipped, never sent.
+    """
+    reader = _Confined(skill_dir, skill_dir.as_posix())
     out: list[tuple[str, str]] = []
     budget = REFERENCE_TEXT_LIMIT
     for f in parsed.reference_files:
         if f.binary or f.size == 0 or budget <= 0:
             continue
-        try:
-            text = (skill_dir / f.relpath).read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+        raw = reader.read(f.relpath, budget * _UTF8_MAX)
+        if raw is None:
             continue
+        text = raw.decode("utf-8", errors="replace")
         out.append((f.relpath, text[:budget]))
         budget -= len(text)
     return tuple(out)
@@ -266,7 +470,15 @@ def evaluate_path(
             return replace(base, references=reference_texts(_dir, parsed))
 
         out.append(
-            evaluate_skill(files, existing_targets(skill_dir), opts, judge_input=judge_input)
+            evaluate_skill(
+                files,
+                # A plugin manifest inside the skill itself still lets siblings resolve.
+                existing_targets(
+                    skill_dir, plugin.root if plugin and plugin.root != skill_dir else None
+                ),
+                opts,
+                judge_input=judge_input,
+            )
         )
     return out, is_batch
 
