@@ -1,8 +1,10 @@
 """All four side metrics of one framework run from plain inputs, and their warehouse frames.
 
 Order matters: E first (it settles the valid additions), then S (traces builds against PRD
-ACs ∪ valid additions), D (tiers from the MET T-checks' evidence), R (D's extras), and the
-harness over the sanctioned set. Nothing here is folded into Final.
+ACs ∪ valid additions), D (tiers from the MET T-checks' evidence and probes), R (D's extras,
+zeroing only what S's adjudication confirmed out of scope), and the harness over the
+sanctioned set. Nothing here is folded into Final. Offline without labels or a model judge,
+E and S hold candidates and NULL ratios (reason `unadjudicated — N candidates`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from evalflow.domain.side_metrics.elicitation import (
     ElicitationRubric,
     MasterList,
     compute_elicitation,
-    out_of_scope_keywords,
+    out_of_scope_of,
 )
+from evalflow.domain.side_metrics.exclusions import OutOfScope
 from evalflow.domain.side_metrics.harness import (
     HarnessCoverage,
     sanctioned_set,
@@ -103,6 +106,15 @@ def elicitation_judges(
     return judges
 
 
+def confirmed_out_of_scope(every: OutOfScope, terms: Sequence[str]) -> OutOfScope:
+    """The exclusions (and frozen keywords) an adjudicated S finding confirmed were built."""
+    wanted = set(terms)
+    return OutOfScope(
+        prd=tuple(e for e in every.prd if e.phrase_text in wanted),
+        keywords=tuple(k for k in every.keywords if k in wanted),
+    )
+
+
 def compute_side_metrics(inputs: SideMetricsInputs) -> SideMetrics:
     """E, S, D, R and the sanctioned-set harness for one run."""
     artifacts = parse_spec_artifacts(inputs.spec_files)
@@ -128,26 +140,32 @@ def compute_side_metrics(inputs: SideMetricsInputs) -> SideMetrics:
         inputs.changes,
         inputs.production_files,
         rubric=inputs.rubric,
+        labels=inputs.labels.scope if inputs.labels is not None else None,
+        labels_source=inputs.labels_source,
     )
+    votes = inputs.votes
+    met = set(votes.loc[votes["majority"] == "MET", "check_id"]) if not votes.empty else set()
     distribution = compute_distribution(
         inputs.prd,
         inputs.baseline,
         inputs.cases,
         inputs.evidence,
+        met_checks=met,
+        test_files=inputs.test_files,
         main_path_overrides=inputs.main_path_overrides,
     )
     robustness = compute_robustness(
         distribution,
         inputs.cases,
         inputs.test_files,
-        out_of_scope_keywords=out_of_scope_keywords(inputs.prd, inputs.rubric),
+        out_of_scope=confirmed_out_of_scope(
+            out_of_scope_of(inputs.prd, inputs.rubric), scope.confirmed_terms()
+        ),
     )
     harness = t_over_sanctioned(
         inputs.baseline,
         inputs.votes,
-        sanctioned_set(inputs.prd, elicitation.valid_additions(), inputs.master),
-        inputs.cases,
-        inputs.test_files,
+        sanctioned_set(inputs.prd, inputs.baseline, elicitation.valid_additions()),
     )
     return SideMetrics(
         distribution=distribution,

@@ -4,10 +4,17 @@ Inputs: the PRD (priorities), the frozen baseline (T-checks), the classified inv
 (feature vs pre-existing; each parametrised row is its own case) and the evidence lines of
 the T-checks whose majority is MET.
 
-Mapping: a test case *proves* a MET T-check when one of that check's evidence lines falls
-inside the test's `start_line`-`end_line` range (the innermost test holding the line, with
-all rows of a parametrised function). Only evidence identifies tests: a test nobody cited
-maps to no AC, whatever it asserts, so extra tests never inflate AC coverage.
+Mapping: every test of the inventory is tiered against the frozen baseline. A test case
+that asserts (and is not skipped) *proves* a MET T-check when
+- one of that check's evidence lines, from the judge that scored it, falls inside the
+  test's `start_line`-`end_line` range (the innermost test holding the line, with all rows
+  of a parametrised function), or
+- one of the check's `test-assert` probes matches one of the test's own assertion lines
+  (`TestCase.assert_lines`) in a file under the probe's globs.
+So the tier does not depend on which line a judge happened to cite: a unit test asserting
+the proposition is found by the probes even when the judge cited an e2e line. A test that
+neither the judge nor a probe ties to a MET check maps to no AC, so extra tests never
+inflate AC coverage.
 
 Main path (deterministic): a T-check is on its AC's main success path unless its
 proposition, with `backticked` names removed, matches the negative/error lexicon
@@ -33,9 +40,12 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from evalflow.domain.globs import any_glob
 from evalflow.domain.models import PRD, Baseline, BaselineAC, Check
+from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
 from evalflow.domain.side_metrics.common import EvidenceLine, TestCaseLike, feature_split
 from evalflow.domain.side_metrics.lexicon import is_negative_path
+from evalflow.errors import InputError
 
 Tier = Literal["necessary", "secondary", "nice_to_have", "pre_existing"]
 TIERS: tuple[Tier, ...] = ("necessary", "secondary", "nice_to_have")
@@ -143,15 +153,37 @@ def main_path_checks(
 
 
 def _proved_checks(
-    cases: list[TestCaseLike], evidence: Iterable[EvidenceLine], t_checks: set[str]
+    cases: list[TestCaseLike],
+    evidence: Iterable[EvidenceLine],
+    t_checks: Mapping[str, Check],
+    met: set[str],
+    test_files: Mapping[str, str],
 ) -> dict[str, set[str]]:
-    """test_id → ids of MET T-checks whose evidence lies inside the test."""
+    """test_id → ids of MET T-checks the test proves (evidence inside it, or a probe on one
+    of its assertion lines)."""
+    asserting = [c for c in cases if c.asserts and not c.skipped]
     by_path: dict[str, list[TestCaseLike]] = {}
-    for case in cases:
+    for case in asserting:
         by_path.setdefault(case.path, []).append(case)
     proved: dict[str, set[str]] = {}
+    for check_id in sorted(met & set(t_checks)):
+        for probe in t_checks[check_id].probes:
+            try:
+                pattern = compile_untrusted(probe.pattern)
+            except UntrustedPatternError as exc:
+                raise InputError(
+                    str(exc), where=f"baseline check {check_id}", fix="rewrite the probe for RE2"
+                ) from exc
+            for case in asserting:
+                if not any_glob(case.path, probe.path_globs):
+                    continue
+                lines = test_files.get(case.path, "").split("\n")
+                if any(
+                    0 < n <= len(lines) and pattern.search(lines[n - 1]) for n in case.assert_lines
+                ):
+                    proved.setdefault(case.test_id, set()).add(check_id)
     for line in evidence:
-        if line.check_id not in t_checks:
+        if line.check_id not in t_checks or line.check_id not in met:
             continue
         candidates = by_path.get(line.path, [])
         for number in range(line.start_line, line.end_line + 1):
@@ -171,9 +203,13 @@ def compute_distribution(
     cases: Iterable[TestCaseLike],
     evidence: Iterable[EvidenceLine],
     *,
+    met_checks: Iterable[str] | None = None,
+    test_files: Mapping[str, str] | None = None,
     main_path_overrides: Mapping[str, bool] | None = None,
 ) -> DistributionResult:
-    """D over the classified inventory (see the module docstring for every rule)."""
+    """D over the classified inventory (see the module docstring for every rule).
+    `met_checks` are the ids whose majority is MET (default: the checks the evidence cites);
+    `test_files` (path → text at head) let the probes read assertion lines."""
     all_cases = list(cases)
     feature, existing = feature_split(all_cases)
     checks: dict[str, tuple[int, BaselineAC, Check]] = {
@@ -184,7 +220,10 @@ def compute_distribution(
     priority_of = {ac_id: story.priority for ac_id, story in prd.story_of().items()}
     main = main_path_checks(baseline, main_path_overrides)
     main_ids = {c for ids in main.values() for c in ids}
-    proved = _proved_checks(all_cases, evidence, set(checks))
+    cited = list(evidence)
+    met = set(met_checks) if met_checks is not None else {e.check_id for e in cited}
+    t_checks = {check_id: entry[2] for check_id, entry in checks.items()}
+    proved = _proved_checks(all_cases, cited, t_checks, met, test_files or {})
 
     rows: list[TestTierRow] = []
     necessary_acs: set[str] = set()
@@ -236,7 +275,12 @@ def _tier(
     main_ids: set[str],
 ) -> tuple[Tier, str | None, str | None, str]:
     if not ids:
-        return "nice_to_have", None, None, "no MET T-check cites a line of this test"
+        return (
+            "nice_to_have",
+            None,
+            None,
+            "no MET T-check's evidence or probe ties an assertion of this test to it",
+        )
     necessary = [i for i in ids if i in main_ids and priority_of.get(checks[i][1].id) == "P0"]
     chosen = necessary[0] if necessary else ids[0]
     ac = checks[chosen][1]

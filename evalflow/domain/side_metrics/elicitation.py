@@ -20,10 +20,13 @@ Trace (deterministic, per item of `spec_artifacts`), first rule that applies:
 Ledger: every addition judged valid-necessary / valid-defensive / invalid with a one-line
 rationale by the first judge that answers, in precedence order (labels file, then any
 model judge, then the heuristic lexicon; see `judges`). A judge may also pull a traced item
-into the ledger, or drop a candidate (`traced`, `not-a-requirement`).
+into the ledger, or drop a candidate (`traced`, `not-a-requirement`). The heuristic lexicon
+decides nothing (SPEC §5: E is a judgement): it answers `candidate` with what it would
+propose, and a candidate is neither valid nor invalid.
 
 Categories: each rubric category is Addressed (with a `file:line`), Missed, or N/A (N/A
-only from the benchmark's frozen rubric file; whether a category applies depends on the PRD).
+only from the benchmark's frozen rubric file; whether a category applies depends on the PRD),
+or `candidate` when only the lexicon looked at it.
 
     E_recall    = Addressed / (Addressed + Missed)
     E_precision = (valid-necessary + valid-defensive) / additions
@@ -31,13 +34,17 @@ only from the benchmark's frozen rubric file; whether a category applies depends
     pooled_recall = master items this run surfaced / master items
 
 A marker is `lexicon.JUSTIFICATION` (because, rationale:, so that, implied, derived, …) or a
-PRD id in the item. A ratio without a denominator is None, never 0. Without spec files every
-E output has status `n/a — no derived spec`.
+PRD id in the item. A ratio without a denominator is None, never 0. A ratio a candidate
+would change is None too, with reason `unadjudicated — N candidates`: E_recall while any
+applicable category is a candidate, E_precision / E_justified / pooled recall while any
+ledger entry is. Without spec files every E output has status `n/a — no derived spec`.
 
-Valid additions are then marked implemented (a keyword — the judge's, else its master
-item's code keywords, else code-like tokens of its text — matches a production line) or
-pending; an addition whose text defers it is `pending-deferred`; one without any keyword to
-search is `unsearched` (never pending: no search, no zero — SPEC core rule 2).
+Valid additions are then marked implemented or pending by a search with *frozen* patterns —
+the adjudicator's keywords, else its master item's code keywords (both chosen by a human,
+like probes) — an addition whose text defers it is `pending-deferred`. Keywords derived from
+the addition's own text (`code_keywords_of`) only propose: the status is `unadjudicated`
+with the first candidate line, if any, as `implementation_ref` (a literal spec string or a
+package name matching `__main__.py:1` proves nothing). No keyword at all is `unsearched`.
 """
 
 from __future__ import annotations
@@ -52,7 +59,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evalflow.domain.models import PRD
+from evalflow.domain.patterns import Pattern, UntrustedPatternError, compile_untrusted
 from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, ratio
+from evalflow.domain.side_metrics.exclusions import OutOfScope, out_of_scope
 from evalflow.domain.side_metrics.lexicon import (
     CODE_KEYWORD,
     DECLARED_ADDITION,
@@ -67,13 +76,19 @@ from evalflow.domain.side_metrics.spec_artifacts import SpecArtifacts, SpecItem
 TraceKind = Literal[
     "restates", "declared-addition", "prd-ref", "prd-lexical", "group", "tooling", "addition"
 ]
-AdditionVerdict = Literal["valid-necessary", "valid-defensive", "invalid"]
+AdditionVerdict = Literal["valid-necessary", "valid-defensive", "invalid", "candidate"]
 LabelVerdict = Literal[
     "valid-necessary", "valid-defensive", "invalid", "traced", "not-a-requirement"
 ]
-CategoryStatus = Literal["addressed", "missed", "n/a"]
-Implementation = Literal["implemented", "pending", "pending-deferred", "unsearched"]
+JudgedVerdict = Literal[
+    "valid-necessary", "valid-defensive", "invalid", "traced", "not-a-requirement", "candidate"
+]
+CategoryStatus = Literal["addressed", "missed", "n/a", "candidate"]
+Implementation = Literal[
+    "implemented", "pending", "pending-deferred", "unsearched", "unadjudicated"
+]
 VALID: frozenset[str] = frozenset({"valid-necessary", "valid-defensive"})
+CANDIDATE = "candidate"
 HEURISTIC_JUDGE = "heuristic-lexicon"
 LABELS_JUDGE = "labels"
 
@@ -109,6 +124,8 @@ SUMMARY_COLUMNS = [
     "n_justified",
     "n_master",
     "n_master_matched",
+    "n_candidates",
+    "reason",
     "judge",
     "heuristic",
 ]
@@ -127,14 +144,14 @@ class Category(BaseModel):
     @classmethod
     def _compiles(cls, value: str) -> str:
         try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"category pattern {value!r} is not a valid regex: {exc}") from exc
+            compile_untrusted(value, ignore_case=True)
+        except UntrustedPatternError as exc:
+            raise ValueError(f"category pattern: {exc}") from exc
         return value
 
     @cached_property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, re.IGNORECASE)
+    def regex(self) -> Pattern:
+        return compile_untrusted(self.pattern, ignore_case=True)
 
 
 DEFAULT_RUBRIC_CATEGORIES: tuple[Category, ...] = tuple(
@@ -153,8 +170,8 @@ class ElicitationRubric(BaseModel):
     not_applicable: dict[str, str] = Field(default_factory=dict)
     out_of_scope_keywords: tuple[str, ...] | None = Field(
         default=None,
-        description="word prefixes (matched on identifier-split words); None derives them "
-        "from the PRD's out-of-scope list",
+        description="frozen word prefixes, matched at the start of a code word (camelCase "
+        "is not split); they propose S candidates beside the PRD's out-of-scope phrases",
     )
     trace_threshold: float = Field(default=0.5, gt=0, le=1)
     trace_min_overlap: int = Field(default=2, ge=1)
@@ -214,6 +231,27 @@ class AdditionLabel(BaseModel):
     keywords: tuple[str, ...] = ()
 
 
+class ScopeFindingLabel(BaseModel):
+    """A human's word on one S finding: a candidate confirmed or rejected, or a new one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ref: str = Field(description="file:line of the finding (as the candidate lists it)")
+    kind: Literal["out_of_scope", "rogue_build", "plan_drift"]
+    status: Literal["confirmed", "rejected"]
+    rationale: str
+
+
+class ScopeLabels(BaseModel):
+    """The adjudicated S of one run: the verdict (optional while candidates are reviewed)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdict: Literal["pass", "partial", "fail"] | None = None
+    rationale: str = ""
+    findings: tuple[ScopeFindingLabel, ...] = ()
+
+
 class ElicitationLabels(BaseModel):
     """An adjudication file for one framework run; it wins wherever it speaks."""
 
@@ -225,6 +263,7 @@ class ElicitationLabels(BaseModel):
     pooled: dict[str, str] = Field(
         default_factory=dict, description="master id → file:line where this run surfaces it"
     )
+    scope: ScopeLabels | None = None
 
 
 class ItemTrace(BaseModel):
@@ -243,7 +282,7 @@ class ItemTrace(BaseModel):
 class AdditionJudgement(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    verdict: LabelVerdict
+    verdict: JudgedVerdict
     rationale: str
     judge: str
     master_id: str | None = None
@@ -254,7 +293,7 @@ class AdditionJudgement(BaseModel):
 class CategoryJudgement(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    status: Literal["addressed", "missed"]
+    status: Literal["addressed", "missed", "candidate"]
     ref: str | None
     rationale: str
     judge: str
@@ -282,6 +321,10 @@ class LedgerEntry(BaseModel):
         return self.verdict in VALID
 
     @property
+    def candidate(self) -> bool:
+        return self.verdict == CANDIDATE
+
+    @property
     def ref(self) -> str:
         return self.item.ref
 
@@ -305,7 +348,7 @@ class ElicitationRequest:
     artifacts: SpecArtifacts
     traces: tuple[ItemTrace, ...]
     rubric: ElicitationRubric
-    out_of_scope_keywords: tuple[str, ...]
+    out_of_scope: OutOfScope
     master: MasterList | None = None
 
     def candidates(self) -> list[ItemTrace]:
@@ -362,20 +405,47 @@ class ElicitationResult(BaseModel):
         return sum(1 for e in self.ledger if e.justified)
 
     @property
+    def n_category_candidates(self) -> int:
+        return sum(1 for c in self.categories if c.status == CANDIDATE)
+
+    @property
+    def n_addition_candidates(self) -> int:
+        return sum(1 for e in self.ledger if e.candidate)
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_category_candidates + self.n_addition_candidates
+
+    @property
+    def reason(self) -> str | None:
+        """Why a ratio is NULL although there are spec files: candidates await a judge."""
+        if self.status != SCORED or not self.n_candidates:
+            return None
+        return f"unadjudicated — {self.n_candidates} candidates"
+
+    @property
     def e_recall(self) -> float | None:
+        if self.n_category_candidates:
+            return None
         return ratio(self.n_addressed, self.n_addressed + self.n_missed)
 
     @property
     def e_precision(self) -> float | None:
+        if self.n_addition_candidates:
+            return None
         return ratio(sum(1 for e in self.ledger if e.valid), len(self.ledger))
 
     @property
     def e_justified(self) -> float | None:
+        if self.n_addition_candidates:
+            return None
         return ratio(self.n_justified, len(self.ledger))
 
     @property
     def pooled_recall(self) -> float | None:
-        return None if not self.n_master else ratio(len(self.master_matched), self.n_master)
+        if not self.n_master or self.n_addition_candidates:
+            return None
+        return ratio(len(self.master_matched), self.n_master)
 
     def valid_additions(self) -> list[LedgerEntry]:
         return [e for e in self.ledger if e.valid]
@@ -427,24 +497,31 @@ class ElicitationResult(BaseModel):
     def summary_frame(self) -> pd.DataFrame:
         """The `elicitation_summary` table (one row)."""
         scored = self.status == SCORED
+        # A count a candidate could change is NULL like its ratio (n_candidates says why).
+        categories = scored and not self.n_category_candidates
+        additions = scored and not self.n_addition_candidates
         row = {
             "status": self.status,
             "e_recall": self.e_recall if scored else None,
             "e_precision": self.e_precision if scored else None,
             "e_justified": self.e_justified if scored else None,
             "pooled_recall": self.pooled_recall if scored else None,
-            "n_addressed": self.n_addressed if scored else None,
-            "n_missed": self.n_missed if scored else None,
+            "n_addressed": self.n_addressed if categories else None,
+            "n_missed": self.n_missed if categories else None,
             "n_not_applicable": sum(1 for c in self.categories if c.status == "n/a")
             if scored
             else None,
-            "n_additions": len(self.ledger) if scored else None,
-            "n_valid_necessary": self.count("valid-necessary") if scored else None,
-            "n_valid_defensive": self.count("valid-defensive") if scored else None,
-            "n_invalid": self.count("invalid") if scored else None,
-            "n_justified": self.n_justified if scored else None,
+            "n_additions": len(self.ledger) if additions else None,
+            "n_valid_necessary": self.count("valid-necessary") if additions else None,
+            "n_valid_defensive": self.count("valid-defensive") if additions else None,
+            "n_invalid": self.count("invalid") if additions else None,
+            "n_justified": self.n_justified if additions else None,
             "n_master": self.n_master if scored else None,
-            "n_master_matched": len(self.master_matched) if scored and self.n_master else None,
+            "n_master_matched": len(self.master_matched)
+            if scored and self.n_master and not self.n_addition_candidates
+            else None,
+            "n_candidates": self.n_candidates if scored else None,
+            "reason": self.reason,
             "judge": "+".join(self.judges) if scored else None,
             "heuristic": HEURISTIC_JUDGE in self.judges if scored else None,
         }
@@ -452,7 +529,9 @@ class ElicitationResult(BaseModel):
             c: "Int64" for c in SUMMARY_COLUMNS if c.startswith("n_")
         }
         frame = pd.DataFrame([row], columns=SUMMARY_COLUMNS)
-        return frame.astype({**dtypes, "heuristic": "boolean", "judge": "string"})
+        return frame.astype(
+            {**dtypes, "heuristic": "boolean", "judge": "string", "reason": "string"}
+        )
 
 
 # --- trace -------------------------------------------------------------------------------
@@ -481,18 +560,12 @@ def prd_vocabulary(prd: PRD) -> frozenset[str]:
     return frozenset().union(*(content_tokens(t) for t in texts))
 
 
-def out_of_scope_keywords(prd: PRD, rubric: ElicitationRubric) -> tuple[str, ...]:
-    """The rubric's frozen keywords, else the stemmed content words of the PRD's
-    out-of-scope items that the in-scope ACs and titles never use."""
-    if rubric.out_of_scope_keywords is not None:
-        return tuple(k.lower() for k in rubric.out_of_scope_keywords)
-    sanctioned = prd_vocabulary(prd)
-    keywords: list[str] = []
-    for item in prd.out_of_scope:
-        keywords += [
-            t for t in sorted(content_tokens(item.text)) if t not in sanctioned and not t.isdigit()
-        ]
-    return tuple(dict.fromkeys(keywords))
+def out_of_scope_of(
+    prd: PRD, rubric: ElicitationRubric, artifacts: SpecArtifacts | None = None
+) -> OutOfScope:
+    """The PRD's out-of-scope items as whole phrases plus the rubric's frozen keywords; no
+    keyword is ever derived from an item's words (`exclusions`)."""
+    return out_of_scope(prd, rubric.out_of_scope_keywords, artifacts)
 
 
 def best_ac(
@@ -630,11 +703,15 @@ def is_justified(text: str, prd_ids: re.Pattern[str] | None) -> bool:
     return bool(JUSTIFICATION.search(text) or (prd_ids and prd_ids.search(text)))
 
 
+def _searches(keywords: Sequence[str], text: str) -> bool:
+    return any(compile_untrusted(k, ignore_case=True).search(text) for k in keywords)
+
+
 def _master_for(text: str, master: MasterList | None) -> str | None:
     if master is None:
         return None
     for item in master.items:
-        if any(re.search(k, text, re.IGNORECASE) for k in item.keywords):
+        if _searches(item.keywords, text):
             return item.id
     return None
 
@@ -651,21 +728,23 @@ def code_keywords_of(text: str) -> tuple[str, ...]:
 
 def _keywords(
     entry_keywords: tuple[str, ...], master_id: str | None, text: str, master: MasterList | None
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], bool]:
+    """(keywords to search, whether a human froze them): the adjudicator's, else the
+    master item's, else code-like tokens of the text (which only propose)."""
     if entry_keywords:
-        return entry_keywords
+        return entry_keywords, True
     if master is not None and master_id is not None:
         item = next((m for m in master.items if m.id == master_id), None)
         if item is not None:
-            return item.code_keywords or item.keywords
-    return code_keywords_of(text)
+            return item.code_keywords or item.keywords, True
+    return code_keywords_of(text), False
 
 
 def find_keyword(keywords: Sequence[str], files: Mapping[str, str]) -> tuple[str, int] | None:
     """First (path, line) in path order where any keyword regex matches, else None."""
     if not keywords:
         return None
-    pattern = re.compile("|".join(f"(?:{k})" for k in keywords), re.IGNORECASE)
+    pattern = compile_untrusted("|".join(f"(?:{k})" for k in keywords), ignore_case=True)
     for path in sorted(files):
         for number, line in enumerate(files[path].split("\n"), start=1):
             if pattern.search(line):
@@ -688,13 +767,12 @@ def compute_elicitation(
     if not artifacts.present:
         return ElicitationResult(status=NO_SPEC)
     rubric = rubric or ElicitationRubric()
-    oos = out_of_scope_keywords(prd, rubric)
     request = ElicitationRequest(
         prd=prd,
         artifacts=artifacts,
         traces=trace_items(prd, artifacts, rubric),
         rubric=rubric,
-        out_of_scope_keywords=oos,
+        out_of_scope=out_of_scope_of(prd, rubric, artifacts),
         master=master,
     )
     ledger = _ledger(request, judges, production_files or {})
@@ -731,11 +809,7 @@ def _ledger(
     for trace in request.traces:
         item = trace.item
         judgement = next((a[item.item_id] for a in answers if item.item_id in a), None)
-        if judgement is None or judgement.verdict not in (
-            "valid-necessary",
-            "valid-defensive",
-            "invalid",
-        ):
+        if judgement is None or judgement.verdict not in (*VALID, "invalid", CANDIDATE):
             continue
         verdict: AdditionVerdict = judgement.verdict  # type: ignore[assignment]
         master_id = judgement.master_id or _master_for(item.text, request.master)
@@ -759,15 +833,17 @@ def _ledger(
             restated_by=tuple(restated.get(item.item_id, ())),
         )
         if entry.valid:
-            keywords = _keywords(judgement.keywords, master_id, item.text, request.master)
+            keywords, frozen = _keywords(judgement.keywords, master_id, item.text, request.master)
             hit = find_keyword(keywords, production_files)
             status: Implementation
-            if hit is not None:
-                status = "implemented"
-            elif not keywords:
+            if not keywords:
                 status = "unsearched"
+            elif DEFERRAL.search(item.text) and hit is None:
+                status = "pending-deferred"
+            elif not frozen:
+                status = "unadjudicated"
             else:
-                status = "pending-deferred" if DEFERRAL.search(item.text) else "pending"
+                status = "implemented" if hit is not None else "pending"
             entry = entry.model_copy(
                 update={
                     "keywords": keywords,
@@ -802,7 +878,7 @@ def _categories(
         judgement = next((a[category.id] for a in answers if category.id in a), None)
         if judgement is None:
             judgement = CategoryJudgement(
-                status="missed", ref=None, rationale="no judge answered", judge="none"
+                status=CANDIDATE, ref=None, rationale="no judge answered", judge="none"
             )
         rows.append(
             CategoryRow(
@@ -837,7 +913,7 @@ def _pooled(
             (by_id[r].text, by_id[r].ref) for r in entry.restated_by if r in by_id
         ]:
             for item in master.items:
-                if any(re.search(k, text, re.IGNORECASE) for k in item.keywords):
+                if _searches(item.keywords, text):
                     matched.setdefault(item.id, where)
     return dict(sorted(matched.items()))
 

@@ -1,30 +1,32 @@
-"""The harness over the sanctioned set (SPEC §1): PRD ACs ∪ valid E-additions.
+"""The harness over the sanctioned set (SPEC §1, §5): weighted PRD ACs ∪ valid E-additions.
 
 The frozen T stays as the roll-up computes it. Beside it the report may show T over the
-sanctioned set, where every valid addition counts as one more required test:
+sanctioned set (SPEC §5): the T-checks of the *weighted* ACs (P0/P1 — a P2 AC weighs 0 in
+Final and is left out here too) plus the T-checks of the valid E-additions, each judged like
+any other check (level, assertion, k = 3 majority):
 
     T_frozen     = MET T-checks / T-checks                        (baseline, all ACs)
-    T_sanctioned = (MET T-checks + covered additions) / (T-checks + valid additions)
+    T_sanctioned = MET T-checks / T-checks      over weighted ACs ∪ valid additions
 
-An addition is *covered* when one of its keywords (those of its implementation search,
-plus its master item's spec keywords) matches the name (as written, or split into words)
-or an assertion line of an asserting, non-skipped test. A valid
-addition with no such test is a harness miss, never an E miss.
+An addition's T-checks are those of the baseline AC whose id is the addition's master item
+(`M04`) or its sanctioned id (`E:<item id>`): the benchmark freezes them like any other.
+No keyword ever covers an addition. A valid addition without a T-check is `no T-check`
+(covered NULL), and T_sanctioned is then NULL with that reason — it cannot be computed
+without a check for every sanctioned requirement (SPEC §1 step 7).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from evalflow.domain.models import PRD, Baseline
-from evalflow.domain.side_metrics.common import TestCaseLike, ratio
-from evalflow.domain.side_metrics.elicitation import LedgerEntry, MasterList
-from evalflow.domain.side_metrics.lexicon import words
+from evalflow.domain.rollup import PRIORITY_WEIGHTS
+from evalflow.domain.side_metrics.common import ratio
+from evalflow.domain.side_metrics.elicitation import LedgerEntry
 
 SANCTIONED_COLUMNS = [
     "req_id",
@@ -35,7 +37,7 @@ SANCTIONED_COLUMNS = [
     "n_t_checks",
     "n_met_t_checks",
     "covered",
-    "evidence",
+    "reason",
     "implementation",
 ]
 
@@ -49,7 +51,7 @@ class SanctionedRequirement(BaseModel):
     priority: str | None = None
     ref: str | None = None
     implementation: str | None = None
-    keywords: tuple[str, ...] = ()
+    check_acs: tuple[str, ...] = ()  # baseline AC ids whose T-checks test it
 
 
 class HarnessRow(BaseModel):
@@ -58,8 +60,8 @@ class HarnessRow(BaseModel):
     requirement: SanctionedRequirement
     n_t_checks: int
     n_met_t_checks: int
-    covered: bool
-    evidence: str | None
+    covered: bool | None
+    reason: str | None
 
 
 class HarnessCoverage(BaseModel):
@@ -68,8 +70,9 @@ class HarnessCoverage(BaseModel):
     rows: tuple[HarnessRow, ...]
     met_t_checks: int
     t_checks: int
-    covered_additions: int
-    additions: int
+    sanctioned_met: int
+    sanctioned_checks: int
+    unchecked_additions: int
 
     @property
     def t_frozen(self) -> float | None:
@@ -77,7 +80,16 @@ class HarnessCoverage(BaseModel):
 
     @property
     def t_sanctioned(self) -> float | None:
-        return ratio(self.met_t_checks + self.covered_additions, self.t_checks + self.additions)
+        if self.unchecked_additions:
+            return None
+        return ratio(self.sanctioned_met, self.sanctioned_checks)
+
+    @property
+    def reason(self) -> str | None:
+        """Why T_sanctioned is NULL while the sanctioned set is not empty."""
+        if self.unchecked_additions:
+            return f"no T-check for {self.unchecked_additions} valid addition(s)"
+        return None
 
     def frame(self) -> pd.DataFrame:
         """The `sanctioned_requirement` table: one row per sanctioned requirement."""
@@ -91,20 +103,20 @@ class HarnessCoverage(BaseModel):
                 "n_t_checks": r.n_t_checks,
                 "n_met_t_checks": r.n_met_t_checks,
                 "covered": r.covered,
-                "evidence": r.evidence,
+                "reason": r.reason,
                 "implementation": r.requirement.implementation,
             }
             for r in self.rows
         ]
-        return pd.DataFrame(rows, columns=SANCTIONED_COLUMNS)
+        return pd.DataFrame(rows, columns=SANCTIONED_COLUMNS).astype({"covered": "boolean"})
 
 
 def sanctioned_set(
-    prd: PRD, valid_additions: Sequence[LedgerEntry], master: MasterList | None = None
+    prd: PRD, baseline: Baseline, valid_additions: Sequence[LedgerEntry]
 ) -> list[SanctionedRequirement]:
-    """PRD ACs (every priority) then the valid E-additions (`E:<item id>`). An addition's
-    test keywords are its implementation keywords plus its master item's spec keywords."""
-    spec_keywords = {m.id: m.keywords for m in master.items} if master else {}
+    """The weighted PRD ACs (P2 weighs 0 and is left out) then the valid E-additions
+    (`E:<item id>`), each with the baseline ACs whose T-checks test it."""
+    baseline_ids = {ac.id for ac in baseline.acs}
     out = [
         SanctionedRequirement(
             req_id=ac.id,
@@ -112,87 +124,65 @@ def sanctioned_set(
             text=ac.text,
             priority=story.priority,
             ref=f"{prd.source}:{ac.line}" if ac.line else None,
+            check_acs=(ac.id,),
         )
         for story in prd.stories
+        if PRIORITY_WEIGHTS.get(story.priority, 0) > 0
         for ac in story.acs
     ]
-    out += [
-        SanctionedRequirement(
-            req_id=f"E:{e.item.item_id}",
-            source="addition",
-            text=e.item.text,
-            ref=e.ref,
-            implementation=e.implementation,
-            keywords=tuple(dict.fromkeys(e.keywords + spec_keywords.get(e.master_id or "", ()))),
+    for e in valid_additions:
+        if not e.valid:
+            continue
+        req_id = f"E:{e.item.item_id}"
+        out.append(
+            SanctionedRequirement(
+                req_id=req_id,
+                source="addition",
+                text=e.item.text,
+                ref=e.ref,
+                implementation=e.implementation,
+                check_acs=tuple(
+                    i for i in dict.fromkeys((e.master_id or "", req_id)) if i in baseline_ids
+                ),
+            )
         )
-        for e in valid_additions
-        if e.valid
-    ]
     return out
 
 
-def _test_hit(
-    keywords: Sequence[str], cases: Sequence[TestCaseLike], files: Mapping[str, str]
-) -> str | None:
-    if not keywords:
-        return None
-    pattern = re.compile("|".join(f"(?:{k})" for k in keywords), re.IGNORECASE)
-    for case in sorted(cases, key=lambda c: (c.path, c.def_line, c.test_id)):
-        if case.skipped or not case.asserts:
-            continue
-        if pattern.search(case.name) or pattern.search(" ".join(words(case.name))):
-            return f"{case.path}:{case.def_line}"
-        lines = files.get(case.path, "").split("\n")
-        for number in case.assert_lines:
-            if 0 < number <= len(lines) and pattern.search(lines[number - 1]):
-                return f"{case.path}:{number}"
-    return None
-
-
 def t_over_sanctioned(
-    baseline: Baseline,
-    votes: pd.DataFrame,
-    sanctioned: Sequence[SanctionedRequirement],
-    cases: Iterable[TestCaseLike],
-    test_files: Mapping[str, str],
+    baseline: Baseline, votes: pd.DataFrame, sanctioned: Sequence[SanctionedRequirement]
 ) -> HarnessCoverage:
     """T over the frozen checks and over the sanctioned set (see the module docstring)."""
-    majority = (
+    majority: Mapping[str, str] = (
         dict(zip(votes["check_id"], votes["majority"], strict=True)) if not votes.empty else {}
     )
     t_checks = {ac.id: [c.id for c in ac.checks if c.kind == "T"] for ac in baseline.acs}
-    all_cases = list(cases)
+    every_t = [i for ids in t_checks.values() for i in ids]
     rows: list[HarnessRow] = []
     for req in sanctioned:
-        if req.source == "prd":
-            ids = t_checks.get(req.req_id, [])
-            met = sum(1 for i in ids if majority.get(i) == "MET")
-            rows.append(
-                HarnessRow(
-                    requirement=req,
-                    n_t_checks=len(ids),
-                    n_met_t_checks=met,
-                    covered=bool(ids) and met == len(ids),
-                    evidence=None,
-                )
-            )
+        ids = list(dict.fromkeys(i for ac_id in req.check_acs for i in t_checks.get(ac_id, [])))
+        met = sum(1 for i in ids if majority.get(i) == "MET")
+        if not ids:
+            covered, reason = None, "no T-check"
         else:
-            hit = _test_hit(req.keywords, all_cases, test_files)
-            rows.append(
-                HarnessRow(
-                    requirement=req,
-                    n_t_checks=1,
-                    n_met_t_checks=int(hit is not None),
-                    covered=hit is not None,
-                    evidence=hit,
-                )
+            covered = met == len(ids)
+            reason = None if covered else f"{len(ids) - met} of {len(ids)} T-checks not MET"
+        rows.append(
+            HarnessRow(
+                requirement=req,
+                n_t_checks=len(ids),
+                n_met_t_checks=met,
+                covered=covered,
+                reason=reason,
             )
-    prd_rows = [r for r in rows if r.requirement.source == "prd"]
-    add_rows = [r for r in rows if r.requirement.source == "addition"]
+        )
     return HarnessCoverage(
         rows=tuple(rows),
-        met_t_checks=sum(r.n_met_t_checks for r in prd_rows),
-        t_checks=sum(r.n_t_checks for r in prd_rows),
-        covered_additions=sum(1 for r in add_rows if r.covered),
-        additions=len(add_rows),
+        met_t_checks=sum(1 for i in every_t if majority.get(i) == "MET"),
+        t_checks=len(every_t),
+        sanctioned_met=sum(r.n_met_t_checks for r in rows),
+        sanctioned_checks=sum(r.n_t_checks for r in rows),
+        unchecked_additions=sum(
+            1 for r in rows if r.requirement.source == "addition" and r.covered is None
+        ),
     )

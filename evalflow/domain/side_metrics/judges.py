@@ -4,15 +4,20 @@ Both implement `elicitation.ElicitationJudge`; a model-based judge implements th
 Protocol elsewhere and is placed between them in precedence order. Every row a judge
 decides carries its `judge` id, so heuristic answers are always labelled as such.
 
-Heuristic additions (`heuristic-lexicon`), first rule that applies:
-1. an out-of-scope keyword of the PRD in the text ⇒ invalid (scope creep);
-2. it concerns an applicable rubric category ⇒ valid-necessary for input validation,
-   error taxonomy, idempotency, data lifecycle and state transitions (the PRD's behaviour is
-   undefined without them), valid-defensive for the others (hardening);
-3. it shares vocabulary with the PRD's ACs ⇒ valid-defensive (anchored in the product);
-4. otherwise ⇒ invalid (nothing in the PRD or the rubric supports it).
-Heuristic categories: Addressed when a non-invalid addition matches the category's pattern
-(cite the first, in file order); Missed otherwise.
+The heuristic lexicon (`heuristic-lexicon`) never decides (SPEC §5: keyword matching may
+propose candidates; it never decides a verdict). Every answer it gives is `candidate`, with
+the proposal in the rationale ("unadjudicated; lexicon proposes …") for the adjudicator:
+Additions, first rule that applies:
+1. the text holds a whole out-of-scope phrase of the PRD ⇒ proposes invalid (scope creep);
+2. it concerns an applicable rubric category ⇒ proposes valid-necessary for input
+   validation, error taxonomy, idempotency, data lifecycle and state transitions (the PRD's
+   behaviour is undefined without them), valid-defensive for the others (hardening);
+3. it shares vocabulary with the PRD's ACs ⇒ proposes valid-defensive;
+4. otherwise ⇒ proposes invalid (nothing in the PRD or the rubric supports it).
+Categories: proposes N/A when the category's pattern matches an exclusion of the PRD or of
+the run's spec (authentication the PRD puts out of scope is no miss); else Addressed citing
+the first spec item of any trace matching the pattern (spec.md saying "idempotent" on a
+restated AC counts); else Missed.
 
 Labels (`labels`): an `ElicitationLabels` file per framework run. Its addition labels are
 keyed by item id or `file:line` (a bare `spec.md:85` matches any folder); a label on an item
@@ -25,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalflow.domain.side_metrics.elicitation import (
+    CANDIDATE,
     HEURISTIC_JUDGE,
     LABELS_JUDGE,
     AdditionJudgement,
@@ -36,7 +42,8 @@ from evalflow.domain.side_metrics.elicitation import (
     anchored,
     category_matches,
 )
-from evalflow.domain.side_metrics.lexicon import NECESSARY_CATEGORIES, prefix_hits, words
+from evalflow.domain.side_metrics.exclusions import phrase_hits
+from evalflow.domain.side_metrics.lexicon import NECESSARY_CATEGORIES
 from evalflow.domain.side_metrics.spec_artifacts import SpecArtifacts, SpecItem, normalise_key
 from evalflow.errors import InputError
 
@@ -56,10 +63,10 @@ class HeuristicElicitationJudge:
         answers: dict[str, AdditionJudgement] = {}
         for trace in request.candidates():
             text = trace.item.text
-            hits = prefix_hits(words(text), request.out_of_scope_keywords)
+            hits = [e.phrase_text for e in phrase_hits(text, request.out_of_scope.prd)]
             matched = category_matches(text, applicable)
             if hits:
-                verdict, why = "invalid", f"scope creep: out-of-scope keyword(s) {', '.join(hits)}"
+                verdict, why = "invalid", f"scope creep: names out-of-scope {', '.join(hits)}"
             elif matched:
                 primary = next((c for c in matched if c in NECESSARY_CATEGORIES), matched[0])
                 verdict = (
@@ -72,8 +79,8 @@ class HeuristicElicitationJudge:
             else:
                 verdict, why = "invalid", "fabricated: no PRD anchor and no rubric category"
             answers[trace.item.item_id] = AdditionJudgement(
-                verdict=verdict,  # type: ignore[arg-type]
-                rationale=why,
+                verdict=CANDIDATE,
+                rationale=f"unadjudicated; lexicon proposes {verdict}: {why}",
                 judge=self.judge_id,
             )
         return answers
@@ -82,23 +89,23 @@ class HeuristicElicitationJudge:
         self, request: ElicitationRequest, ledger: Sequence[LedgerEntry]
     ) -> dict[str, CategoryJudgement]:
         answers: dict[str, CategoryJudgement] = {}
-        valid = [e for e in ledger if e.valid]
+        exclusions = request.out_of_scope.prd + request.out_of_scope.spec
+        items = request.artifacts.spec_items()
         for category in request.rubric.all_categories():
-            hit = next((e for e in valid if category.id in e.categories), None)
-            if hit is not None:
-                answers[category.id] = CategoryJudgement(
-                    status="addressed",
-                    ref=hit.ref,
-                    rationale=f"valid addition {hit.item.item_id} concerns it",
-                    judge=self.judge_id,
-                )
+            excluded = next((e for e in exclusions if category.regex.search(e.text)), None)
+            hit = next((i for i in items if category.regex.search(i.text)), None)
+            if excluded is not None:
+                ref, proposal = excluded.ref, f"n/a: excluded by {excluded.text!r}"
+            elif hit is not None:
+                ref, proposal = hit.ref, f"addressed: {hit.item_id} concerns it"
             else:
-                answers[category.id] = CategoryJudgement(
-                    status="missed",
-                    ref=None,
-                    rationale="no valid addition concerns it",
-                    judge=self.judge_id,
-                )
+                ref, proposal = None, "missed: no spec item concerns it"
+            answers[category.id] = CategoryJudgement(
+                status=CANDIDATE,
+                ref=ref,
+                rationale=f"unadjudicated; lexicon proposes {proposal}",
+                judge=self.judge_id,
+            )
         return answers
 
 

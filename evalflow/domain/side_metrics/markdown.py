@@ -2,8 +2,9 @@
 
 Deterministic text (no clock, stable ordering), so an unchanged evaluation renders
 byte-identical sections. Ratios print as `0.69 (11/16)`, rounded half up from the exact
-fraction; a metric without a denominator prints `n/a`, never 0. Every heuristic-judged row
-names its judge, and the E block says when any of it is heuristic.
+fraction; a metric without a denominator prints `n/a`, never 0; a metric that awaits
+adjudication prints `unadjudicated — N candidates`, never a number. Every heuristic row
+names its judge and is a candidate (a proposal for the adjudicator), never a verdict.
 """
 
 from __future__ import annotations
@@ -40,12 +41,32 @@ def _elicitation(m: SideMetrics, h: str) -> list[str]:
     )
     heuristic = HEURISTIC_JUDGE in e.judges
     judged = "+".join(e.judges) or "none"
+    open_categories = f"unadjudicated — {e.n_category_candidates} candidates"
+    open_additions = f"unadjudicated — {e.n_addition_candidates} candidates"
+    recall = (
+        open_categories
+        if e.n_category_candidates
+        else fmt_ratio(e.e_recall, e.n_addressed, applicable)
+    )
+    precision, justified = (
+        (open_additions, open_additions)
+        if e.n_addition_candidates
+        else (
+            fmt_ratio(e.e_precision, valid, len(e.ledger)),
+            fmt_ratio(e.e_justified, e.n_justified, len(e.ledger)),
+        )
+    )
+    if e.n_master and e.n_addition_candidates:
+        pooled = open_additions
     out += [
-        f"E_recall {fmt_ratio(e.e_recall, e.n_addressed, applicable)} · "
-        f"E_precision {fmt_ratio(e.e_precision, valid, len(e.ledger))} · "
-        f"E_justified {fmt_ratio(e.e_justified, e.n_justified, len(e.ledger))} · "
+        f"E_recall {recall} · E_precision {precision} · E_justified {justified} · "
         f"pooled recall {pooled} — judged by {judged}"
-        + (" (heuristic rows are lexicon-based, not adjudicated)" if heuristic else ""),
+        + (
+            " (heuristic rows are candidates for adjudication, not verdicts; "
+            "`evalflow side-metrics template` writes them as a labels file)"
+            if heuristic
+            else ""
+        ),
         "",
     ]
     out += _table(
@@ -94,25 +115,28 @@ def _harness(m: SideMetrics, h: str) -> list[str]:
     hc = m.harness
     rows = [r for r in hc.rows if r.requirement.source == "addition"]
     frozen = fmt_ratio(hc.t_frozen, hc.met_t_checks, hc.t_checks)
-    sanctioned = fmt_ratio(
-        hc.t_sanctioned, hc.met_t_checks + hc.covered_additions, hc.t_checks + hc.additions
+    sanctioned = (
+        f"n/a ({hc.reason})"
+        if hc.reason
+        else fmt_ratio(hc.t_sanctioned, hc.sanctioned_met, hc.sanctioned_checks)
     )
     out = [
-        f"{h} Harness over the sanctioned set (PRD ACs ∪ valid E-additions)",
+        f"{h} Harness over the sanctioned set (weighted PRD ACs ∪ valid E-additions)",
         "",
         f"T (frozen checklist) {frozen} · T over the sanctioned set {sanctioned} — "
-        "the frozen T is the one in Final.",
+        "the frozen T is the one in Final; P2 ACs weigh 0 and are left out.",
         "",
     ]
     if rows:
         out += _table(
-            ["addition", "file:line", "implementation", "test evidence"],
+            ["addition", "file:line", "implementation", "T-checks MET", "tested"],
             [
                 [
                     r.requirement.req_id,
                     r.requirement.ref,
                     r.requirement.implementation,
-                    r.evidence or "no asserting test (harness miss)",
+                    f"{r.n_met_t_checks}/{r.n_t_checks}",
+                    r.reason or "yes" if r.covered is not None else "no T-check (untested)",
                 ]
                 for r in rows
             ],
@@ -130,11 +154,12 @@ def _scope(m: SideMetrics, h: str) -> list[str]:
         f"{s.count(k)} {k.replace('_', ' ')}"
         for k in ("out_of_scope", "rogue_build", "plan_drift", "deferred")
     )
-    out += [f"S = **{s.verdict}** ({counts}).", ""]
+    shown = f"**{s.verdict}**" if s.verdict is not None else f"**{s.reason}**"
+    out += [f"S = {shown} (confirmed: {counts}; {s.n_candidates} candidates).", ""]
     if s.findings:
         out += _table(
-            ["kind", "effect", "file:line", "description"],
-            [[f.kind, f.effect, f.ref, f.description] for f in s.findings],
+            ["kind", "status", "effect if confirmed", "file:line", "judge", "description"],
+            [[f.kind, f.status, f.effect, f.ref, f.judge, f.description] for f in s.findings],
         )
         out.append("")
     return out

@@ -4,8 +4,10 @@ The extra tests are D's Nice-to-have feature tests (they prove no MET T-check). 
 one weight by the first rule that applies, matched case-insensitively against the test's
 name (split into words) and its source lines (`lexicon.ROBUST_*`):
 
-1. none 0.0 — skipped, asserts nothing, or exercises out-of-scope behaviour (an
-   out-of-scope keyword in its name or body: scope creep earns no robustness credit);
+1. none 0.0 — skipped, asserts nothing, or exercises out-of-scope behaviour that S's
+   adjudication *confirmed* was built (its name or body holds the confirmed exclusion's
+   phrase or frozen keyword: scope creep earns no robustness credit). An unadjudicated
+   candidate never zeroes a test;
 2. low 0.25 — mock-only assertions (a call was made, no outcome checked);
 3. high 1.0 — an error/negative path or a boundary: raises/throws, reject, refuse, invalid,
    malformed, tampered, 4xx/5xx status, limit, overflow, concurrency/race, rollback,
@@ -29,13 +31,8 @@ from pydantic import BaseModel, ConfigDict
 
 from evalflow.domain.side_metrics.common import TestCaseLike
 from evalflow.domain.side_metrics.distribution import DistributionResult
-from evalflow.domain.side_metrics.lexicon import (
-    ROBUST_HIGH,
-    ROBUST_LOW_HINT,
-    ROBUST_MED,
-    prefix_hits,
-    words,
-)
+from evalflow.domain.side_metrics.exclusions import OutOfScope
+from evalflow.domain.side_metrics.lexicon import ROBUST_HIGH, ROBUST_LOW_HINT, ROBUST_MED, words
 
 WeightClass = Literal["high", "med", "low", "none"]
 WEIGHTS: dict[str, Fraction] = {
@@ -79,7 +76,7 @@ def _body(case: TestCaseLike, files: Mapping[str, str]) -> str:
 
 
 def weigh_test(
-    case: TestCaseLike, body: str, out_of_scope_keywords: tuple[str, ...] = ()
+    case: TestCaseLike, body: str, out_of_scope: OutOfScope | None = None
 ) -> tuple[WeightClass, str]:
     """The weight class of one extra test and the reason (rules in the module docstring)."""
     name = " ".join(words(case.name))
@@ -88,7 +85,7 @@ def weigh_test(
         return "none", "skipped: never runs"
     if not case.asserts:
         return "none", "asserts nothing: cannot fail on a wrong result"
-    hits = prefix_hits(words(text), out_of_scope_keywords)
+    hits = out_of_scope.hits(text) if out_of_scope is not None else []
     if hits:
         return "none", f"exercises out-of-scope behaviour ({', '.join(hits)})"
     if case.mock_only:
@@ -110,16 +107,17 @@ def compute_robustness(
     cases: Iterable[TestCaseLike],
     test_files: Mapping[str, str],
     *,
-    out_of_scope_keywords: tuple[str, ...] = (),
+    out_of_scope: OutOfScope | None = None,
 ) -> RobustnessResult:
-    """R over D's Nice-to-have tests; `test_files` maps path → text at head."""
+    """R over D's Nice-to-have tests; `test_files` maps path → text at head; `out_of_scope`
+    holds only what S's adjudication confirmed was built (see rule 1)."""
     extra = {r.test_id for r in distribution.rows if r.tier == "nice_to_have"}
     rows: list[RobustnessRow] = []
     total = Fraction(0)
     for case in sorted(cases, key=lambda c: (c.path, c.def_line, c.test_id)):
         if case.test_id not in extra:
             continue
-        weight_class, reason = weigh_test(case, _body(case, test_files), out_of_scope_keywords)
+        weight_class, reason = weigh_test(case, _body(case, test_files), out_of_scope)
         total += WEIGHTS[weight_class]
         rows.append(
             RobustnessRow(

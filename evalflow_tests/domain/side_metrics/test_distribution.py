@@ -5,11 +5,18 @@ import json
 import pandas as pd
 import pytest
 
+from evalflow.domain.models import Baseline
 from evalflow.domain.side_metrics.common import EvidenceLine, met_test_evidence
 from evalflow.domain.side_metrics.distribution import compute_distribution, main_path_checks
 from evalflow.errors import InputError
-from evalflow.repo.test_inventory import parse_test_file
-from evalflow_tests.domain.side_metrics.fixtures import BASELINE, PRD, TESTS_PATH, cases
+from evalflow.repo.test_inventory import classify_feature_tests, parse_test_file
+from evalflow_tests.domain.side_metrics.fixtures import (
+    BASELINE,
+    PRD,
+    TESTS_PATH,
+    TESTS_TEXT,
+    cases,
+)
 
 EVIDENCE = [
     EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=5, end_line=5),
@@ -103,3 +110,57 @@ def test_met_test_evidence_takes_every_agreeing_run() -> None:
     lines = met_test_evidence(votes, verdicts)
     assert [(e.check_id, e.start_line) for e in lines] == [("S1-AC1-T1", 5), ("S1-AC1-T1", 9)]
     assert met_test_evidence(votes.iloc[0:0], verdicts) == []
+
+
+def _probed_baseline() -> Baseline:
+    """S1-AC1-T1 (a main-path P0 check) with a test-assert probe on the 201."""
+    acs = [ac.model_dump() for ac in BASELINE.acs]
+    acs[0]["checks"][1]["probes"] = [
+        {"kind": "test-assert", "pattern": r"status == 201", "path_globs": ["tests/**"]}
+    ]
+    return Baseline.model_validate({**BASELINE.model_dump(), "acs": acs})
+
+
+E2E_PATH = "tests/e2e/test_flow.py"
+E2E_TEXT = "def test_flow():\n    r = client.post('/signup')\n    assert r.status == 201\n"
+
+
+def _with_e2e() -> tuple[list, dict[str, str]]:
+    raw = parse_test_file(TESTS_PATH, TESTS_TEXT) + parse_test_file(E2E_PATH, E2E_TEXT)
+    return classify_feature_tests(raw, None, {TESTS_PATH, E2E_PATH}), {
+        TESTS_PATH: TESTS_TEXT,
+        E2E_PATH: E2E_TEXT,
+    }
+
+
+def test_tier_does_not_depend_on_the_line_a_judge_cited() -> None:
+    """Issue 14: a unit test literally asserting a T-check's proposition became Nice-to-have
+    because the judge cited an e2e line instead."""
+    all_cases, files = _with_e2e()
+    baseline = _probed_baseline()
+    cited_unit = [EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=5, end_line=5)]
+    cited_def = [EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=4, end_line=4)]
+    cited_e2e = [EvidenceLine(check_id="S1-AC1-T1", path=E2E_PATH, start_line=3, end_line=3)]
+    tiers = [
+        _tiers(
+            compute_distribution(
+                PRD, baseline, all_cases, ev, met_checks={"S1-AC1-T1"}, test_files=files
+            )
+        )
+        for ev in (cited_unit, cited_def, cited_e2e)
+    ]
+    assert tiers[0] == tiers[1] == tiers[2]
+    assert tiers[0]["test_signup_201"] == "necessary" and tiers[0]["test_flow"] == "necessary"
+    # without the probe, citing only the e2e line leaves the unit test unmapped (the old bug)
+    bare = compute_distribution(PRD, BASELINE, all_cases, cited_e2e, test_files=files)
+    assert _tiers(bare)["test_signup_201"] == "nice_to_have"
+
+
+def test_probes_count_only_for_met_checks_and_asserting_tests() -> None:
+    all_cases, files = _with_e2e()
+    baseline = _probed_baseline()
+    unmet = compute_distribution(PRD, baseline, all_cases, [], met_checks=set(), test_files=files)
+    assert _tiers(unmet)["test_signup_201"] == "nice_to_have"
+    runs_only = [EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=28, end_line=28)]
+    result = compute_distribution(PRD, BASELINE, all_cases, runs_only, test_files=files)
+    assert _tiers(result)["test_runs_only"] == "nice_to_have"

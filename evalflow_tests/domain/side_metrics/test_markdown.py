@@ -55,14 +55,14 @@ def test_sections_and_figures() -> None:
         "## Test distribution D",
     ]
     assert (
-        "E_recall 0.30 (3/10) · E_precision 0.67 (2/3) · E_justified 0.33 (1/3) · "
-        "pooled recall n/a (no master list) — judged by heuristic-lexicon (heuristic rows are "
-        "lexicon-based, not adjudicated)"
+        "E_recall unadjudicated — 10 candidates · E_precision unadjudicated — 3 candidates · "
+        "E_justified unadjudicated — 3 candidates · pooled recall n/a (no master list)"
     ) in text
-    assert "S = **partial** (0 out of scope, 0 rogue build, 1 plan drift, 1 deferred)." in text
+    assert "S = **unadjudicated — 0 candidates** (confirmed: 0 out of scope" in text
+    assert "0.2" not in text.split("E_justified")[1].split("\n")[0]
     assert "R = **3.50** over 6 extra test(s)" in text
     assert "| Necessary | 1 | 14.3% |" in text
-    assert "| FR-003 | specs/mini/spec.md:15 | invalid |" in text
+    assert "| FR-003 | specs/mini/spec.md:15 | candidate |" in text
     assert text == side_metrics_markdown(compute_side_metrics(_inputs(SPEC_FILES)))
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from evalflow.domain.side_metrics.distribution import compute_distribution
+from evalflow.domain.side_metrics.exclusions import OutOfScope, out_of_scope
 from evalflow.domain.side_metrics.robustness import compute_robustness, weigh_test
 from evalflow.repo.test_inventory import classify_feature_tests, parse_test_file
 from evalflow_tests.domain.side_metrics.fixtures import BASELINE, PRD, TEST_FILES, cases
@@ -46,7 +47,30 @@ def test_rule_order() -> None:
     edge, body = _one("def test_unknown_status_maps():\n    assert mapping('x') == 'y'\n")
     assert weigh_test(edge, body) == ("med", "edge/state case (unknown)")
     oos, body = _one("def test_seat_count():\n    assert seats() == 3\n")
-    assert weigh_test(oos, body, ("seat",)) == (
+    assert weigh_test(oos, body, OutOfScope(keywords=("seat",))) == (
         "none",
         "exercises out-of-scope behaviour (seat)",
+    )
+
+
+def test_a_candidate_out_of_scope_hit_never_zeroes_a_test() -> None:
+    """Issue 14: "private repositories" → keyword "repository" zeroed 25 tests in R. Only an
+    exclusion S's adjudication confirmed zeroes a test, and then by its whole phrase."""
+    prd = PRD.model_copy(
+        update={
+            "out_of_scope": (
+                PRD.out_of_scope[0].model_copy(update={"text": "Private repositories."}),
+            )
+        }
+    )
+    case, body = _one(
+        "def test_repository_rejects_bad_id():\n    assert Repository().get(0) is None\n"
+    )
+    assert weigh_test(case, body, out_of_scope(prd, None))[0] == "high"
+    leak, body = _one(
+        "def test_lists_private_repositories():\n    assert private_repositories() == []\n"
+    )
+    assert weigh_test(leak, body, out_of_scope(prd, None)) == (
+        "none",
+        "exercises out-of-scope behaviour (private repositories)",
     )
