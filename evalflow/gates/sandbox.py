@@ -1,43 +1,57 @@
-"""The sandbox one gate command runs in: environment, isolation, resource limits, output.
+"""The sandbox one gate command runs in: file system, environment, limits, output capture.
 
-What a command gets:
+A gate runs code an AI agent wrote, so it is treated as hostile. With full isolation
+(`probe_isolation` found user, mount, PID and network namespaces working) a gate gets:
 
-- **Environment**: `scrubbed_env()` (no variable whose name holds KEY/TOKEN/SECRET/PASSWORD/
-  CREDENTIAL), minus the evaluator's own process variables (``GIT_*``, ``PYTEST_*``,
-  ``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONSTARTUP``, ``PYTHONUSERBASE``, ``OLDPWD``, ``_``),
-  with ``HOME``, ``TMPDIR``/``TMP``/``TEMP`` and the XDG directories inside the sandbox,
-  ``PATH`` kept but with the directory of ``sys.executable`` first (so ``python``, ``pytest``
-  and ``ruff`` mean evalflow's own interpreter and tools), ``PYTHONDONTWRITEBYTECODE=1`` and
-  ``PYTHONHASHSEED=0``.
-- **Isolation**, probed once per process (`probe_isolation`): where unprivileged user
-  namespaces work, ``unshare --user --map-root-user --net --mount --pid --fork --kill-child
-  --mount-proc``: no network (a fresh network namespace has only a downed loopback), the
-  evaluated checkout and evalflow's interpreter prefix bind-mounted read-only, and a PID
-  namespace so every process the gate starts dies with it. Failing that, ``unshare --user
-  --map-root-user --net`` (network only); failing that, nothing, and the result says so
-  (``network_isolated`` / ``target_read_only`` false plus a note); the read-only guard then
-  is the only protection of the checkout.
-- **Limits** (`GateLimits`, set as soft = hard in the child before exec): address space
-  (default 4 GiB), file size (default 1 GiB, also bounds the captured output), core dumps 0,
-  and CPU seconds = timeout × CPU count, which a gate can never reach before its wall-clock
-  timeout: it only bounds processes that escaped the timeout's process-group kill (possible
-  without the PID namespace). The number of processes is not limited: RLIMIT_NPROC counts
-  every process of the user machine-wide (a container running as root would hit it at random)
-  and root ignores it anyway.
-- **Timeout**: the command runs in its own session; at the wall-clock timeout its whole
-  process group is killed (SIGKILL), and any leftover group member is killed when it exits.
-- **Output**: stdout and stderr go to one file; the result keeps a tail (lines and characters
-  bounded) with the value of every secret-looking variable of evalflow's own environment
-  replaced by ``***``.
+- **File system**: every mount of the host read-only (each mount point of
+  ``/proc/self/mountinfo`` remounted ``bind,ro``); a private tmpfs of ``disk_bytes`` on
+  ``/tmp`` and another on ``/dev/shm``; ``HOME``/``TMPDIR``/``XDG_*`` inside that tmpfs (a
+  directory of it is bound over them when they lie elsewhere). The only other writable places
+  are the gate's throw-away clone (its ``cwd``) and the caller's ``writable`` paths, bound at
+  their own paths. ``hidden`` paths (warehouse, benchmark, caches, the evaluated repository)
+  are covered by an empty read-only tmpfs, and so is ``/run`` (host daemons' Unix sockets: a
+  read-only mount does not stop ``connect()``) unless ``network=True``; ``read_only`` paths are
+  bound back read-only even under a hidden path. The clone usually lies under ``/tmp``: the
+  new tmpfs is filled on a staging directory and then moved onto ``/tmp``.
+- **Locked mounts**: the command itself runs in a second, nested user and mount namespace, so
+  the kernel locks every mount above (``MNT_LOCKED``/``MNT_LOCK_READONLY``): the gate is root
+  in its namespace but can neither remount anything read-write nor unmount a hiding tmpfs.
+- **Processes**: a PID namespace with its own ``/proc`` (evalflow's ``/proc/<pid>/environ``
+  is unreachable); when it ends, every process it started dies with it.
+- **Network**: none (a fresh network namespace with a downed loopback, no abstract Unix
+  sockets of the host). ``network=True`` keeps the host's network; it is meant only for the
+  dependency set-up step.
+- **Environment**: an allow-list (`gate_env`), never a deny-list; output is masked with every
+  secret-looking value of evalflow's own environment (`secret_values`), including passwords
+  inside URLs.
+- **Limits** (`GateLimits`): memory through a cgroup v2 ``memory.max`` when a delegated
+  cgroup v2 with the memory controller is writable, else ``RLIMIT_DATA`` per process (never
+  ``RLIMIT_AS`` unless asked: V8/WebAssembly reserve far more address space than they use);
+  processes through ``pids.max`` (cgroup v2, else v1), else ``RLIMIT_NPROC``; disk through the
+  size of the ``/tmp`` tmpfs; each file through ``RLIMIT_FSIZE``; wall time by killing the
+  whole process group (and with it the PID namespace) at the timeout. `Execution.limit_hit`
+  names the limit a failed run hit (see `execute` for what is exact and what is a heuristic).
+- **Output**: stdout and stderr go to a log evalflow opens itself, outside the clone;
+  `read_tail`/`scan_log` open it with ``O_NOFOLLOW`` and read only a regular file.
 
-What is *not* protected: the mount namespace hides nothing, so paths other than the checkout
-and the interpreter prefix stay writable with evalflow's own rights. Without namespaces the
-checkout is writable too (the guard detects changed files, status or HEAD, not new refs in its
-``.git``), and a process that leaves its session escapes the timeout's kill.
+What is *not* protected:
+
+- Writes into the clone go to the host disk; only ``RLIMIT_FSIZE`` bounds each file there.
+- The gate can read everything of the host that is not hidden (``/etc``, ``/usr``, other
+  users' world-readable files); only the caller's ``hidden`` list keeps data out of sight.
+- ``RLIMIT_DATA`` bounds each process, not their sum; ``RLIMIT_NPROC`` does not bind a host
+  root (the kernel exempts uid 0), so without a pids cgroup a fork bomb is stopped only by the
+  timeout. `Isolation.missing` names such gaps.
+- With ``network=True`` host services on localhost and abstract Unix sockets are reachable.
+- Without namespaces (`Isolation.missing` lists them) only the timeout, the rlimits and the
+  allow-listed environment remain; the read-only guard then checks the evaluated repository
+  after the fact. The namespaces are a kernel boundary, not a VM: a kernel exploit escapes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import math
 import os
@@ -46,27 +60,33 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalflow.domain.gates import mentioned_paths
-from evalflow.repo.git import scrubbed_env
+from evalflow.errors import InputError
 
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
 MIN_SECRET_CHARS = 8
 MASK = "***"
+MIB = 1 << 20
 GIB = 1 << 30
 
-_DROPPED_PREFIXES = ("GIT_", "PYTEST_")
-_DROPPED_NAMES = frozenset(
-    {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "OLDPWD", "_"}
-)
+LimitHit = Literal["memory", "processes", "disk", "wall time"]
+
+_ALLOWED_NAMES = frozenset({"LANG", "TZ", "TERM"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# userinfo of a URL (scheme://user:password@host): the password is a secret whatever the
+# variable is called, e.g. DATABASE_URL=postgres://u:pw@h/db.
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^/\s@]+)@")
 _FULL_FLAGS = (
     "--user",
     "--map-root-user",
@@ -80,25 +100,124 @@ _FULL_FLAGS = (
 _NET_FLAGS = ("--user", "--map-root-user", "--net")
 _PROBE_TIMEOUT_S = 20
 _SH = "/bin/sh"
-# Runs inside the namespaces: mount the protected paths read-only, then report that set-up
-# worked through its stdin, which is the write end of a private pipe (a fixed descriptor:
-# dash cannot redirect descriptors above 9), and replace stdin with /dev/null before handing
-# over, so the gate command can neither forge nor block the signal.
-_LAUNCHER = (
-    "mount=$1; cmd=$2; shift 2\n"
-    'for p do "$mount" --bind -o ro "$p" "$p" || exit 125; done\n'
-    "printf ready >&0\n"
-    'exec /bin/sh -c "$cmd" </dev/null\n'
+_SCRATCH_VARS = ("HOME", "TMPDIR", "TMP", "TEMP")
+# The free space below which the /tmp tmpfs counts as full after a failed run.
+_FULL_FRACTION = 0.01
+_NOSPACE = re.compile(rb"No space left on device|ENOSPC|Disk quota exceeded")
+_ALLOC_FAILED = re.compile(
+    rb"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|ENOMEM", re.IGNORECASE
 )
+_OUTPUT_WINDOW = 64 * 1024
+
+# Runs as PID 1 of the new namespaces (dash-compatible; arguments are tagged ``kind:path``):
+# 1. a tmpfs on the staging directory; every path to re-expose is bound into it (``.keep``)
+#    while the host's view is still intact; the staging tmpfs moved onto /tmp (before the
+#    root turns read-only: libmount reports a move onto a read-only mount as failed);
+# 2. every host mount point (``ro:``) remounted read-only, except those under the new /tmp,
+#    which it covers anyway, and /proc: the PID namespace's own proc stays writable for the
+#    nested namespace's uid_map, but every top-level entry that is not a process (sys,
+#    sysrq-trigger, irq, ...) is bound read-only: the gate's uid is evalflow's, and for host
+#    root ``/proc/sys`` would otherwise be writable from inside the namespace;
+# 3. a private /dev/shm, ``hide:`` paths covered by an empty tmpfs (still writable, so mount
+#    points for re-exposed paths can be made in it);
+# 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the hiding
+#    tmpfs made read-only, the scratch directories (HOME, TMPDIR) made writable in /tmp;
+# 5. the command runs in a nested user + mount namespace (which locks every mount above),
+#    reports set-up success through fd 3 (the private pipe, then closed) and gets /dev/null as
+#    stdin. Afterwards the free space of /tmp is reported through the same pipe.
+# Set-up failures exit 125 with one line on stderr.
+_LAUNCHER = r"""
+mount=$1 unshare=$2 cmd=$3 cwd=$4 stage=$5 size=$6; shift 6
+fail() { printf 'evalflow sandbox: %s\n' "$*" >&2; exit 125; }
+"$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-tmp "$stage" || fail "tmpfs on $stage"
+mkdir "$stage/.keep" || fail "mkdir $stage/.keep"
+i=0
+for a do case $a in keep-rw:*|keep-ro:*)
+  i=$((i + 1)) p=${a#*:} k=$stage/.keep/$i
+  if [ -d "$p" ]; then mkdir "$k"; else : > "$k"; fi || fail "cannot stage $p"
+  "$mount" --bind "$p" "$k" || fail "cannot expose $p"
+  case $a in keep-ro:*) "$mount" -o remount,bind,ro "$k" || fail "cannot make $p read-only";; esac
+esac; done
+"$mount" --move "$stage" /tmp || fail "cannot move the tmpfs onto /tmp"
+for a do case $a in ro:/tmp|ro:/tmp/*|ro:/proc|ro:/proc/*) ;; ro:*)
+  "$mount" -o remount,bind,ro "${a#ro:}" || fail "cannot make ${a#ro:} read-only"
+esac; done
+for e in $(find /proc -mindepth 1 -maxdepth 1 ! -name '[0-9]*' ! -type l \
+    \( -type d -o -perm /222 \)); do
+  "$mount" --bind -o ro "$e" "$e" || fail "cannot make $e read-only"
+done
+if [ -d /dev/shm ]; then
+  "$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-shm /dev/shm || fail "tmpfs on /dev/shm"
+fi
+j=0 covered=' '
+for a do case $a in hide:*)
+  j=$((j + 1)) p=${a#hide:}
+  if [ -d "$p" ]; then "$mount" -t tmpfs -o size=64k,mode=755 evalflow-hidden "$p" \
+    && covered="$covered$j "
+  elif [ -e "$p" ]; then "$mount" --bind /dev/null "$p"; fi || fail "cannot hide $p"
+esac; done
+i=0
+for a do case $a in keep-rw:*|keep-ro:*)
+  i=$((i + 1)) p=${a#*:} k=/tmp/.keep/$i
+  if [ -d "$k" ]; then mkdir -p "$p"; else mkdir -p "${p%/*}" && { [ -e "$p" ] || : > "$p"; }; fi \
+    || fail "no mount point for $p"
+  "$mount" --bind "$k" "$p" && umount "$k" && rm -d "$k" || fail "cannot expose $p"
+esac; done
+rmdir /tmp/.keep || fail "cannot tidy /tmp/.keep"
+j=0
+for a do case $a in hide:*)
+  j=$((j + 1)) p=${a#hide:}
+  case $covered in *" $j "*) "$mount" -o remount,ro "$p" || fail "cannot make $p read-only";; esac
+esac; done
+n=0
+for a do case $a in scratch:*)
+  n=$((n + 1)) p=${a#scratch:}
+  mkdir -p "$p" 2>/dev/null
+  if ! (: > "$p/.evalflow-w") 2>/dev/null; then
+    mkdir -p "/tmp/.scratch/$n" && "$mount" --bind "/tmp/.scratch/$n" "$p" \
+      || fail "cannot make $p writable"
+  fi
+  rm -f "$p/.evalflow-w"
+esac; done
+cd "$cwd" && unset OLDPWD || fail "cannot enter $cwd"
+exec 3>&0 </dev/null
+"$unshare" --user --map-root-user --mount -- /bin/sh -c \
+  'printf ready >&3 && exec /bin/sh -c "$1" 3>&-' evalflow-gate "$cmd"
+rc=$?
+stat -f -c "tmp %a %b" /tmp >&3 2>/dev/null
+exit $rc
+"""
+# Without a mount namespace: only signal that the command started.
+_PLAIN_LAUNCHER = 'printf ready >&0 && exec /bin/sh -c "$1" </dev/null\n'
 
 
 class GateLimits(BaseModel):
-    """Resource limits and output bounds of one gate command (None: leave the limit as is)."""
+    """Resource limits and output bounds of one gate command; every value is overridable.
+
+    ``None`` leaves a limit as the parent has it. `execute` takes its wall time from its own
+    ``timeout_s`` argument; `timeout_s` here is the documented default callers pass there.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    address_space_bytes: int | None = Field(default=4 * GIB, gt=0)
-    file_size_bytes: int | None = Field(default=GIB, gt=0)
+    timeout_s: float = Field(default=600.0, gt=0, description="wall time of one command")
+    memory_bytes: int | None = Field(
+        default=8 * GIB,
+        gt=0,
+        description="cgroup v2 memory.max of the whole gate, else RLIMIT_DATA per process",
+    )
+    processes: int | None = Field(
+        default=1024, gt=0, description="cgroup pids.max, else RLIMIT_NPROC (not for host root)"
+    )
+    disk_bytes: int = Field(
+        default=4 * GIB, gt=0, description="size of the private /tmp tmpfs (HOME lives in it)"
+    )
+    file_size_bytes: int | None = Field(
+        default=GIB, gt=0, description="RLIMIT_FSIZE: largest file, also bounds the log"
+    )
+    address_space_bytes: int | None = Field(
+        default=None, gt=0, description="RLIMIT_AS, opt-in only: it breaks V8/WebAssembly"
+    )
     cpu_seconds: int | None = Field(
         default=None, gt=0, description="None: timeout × CPU count (never hit before the timeout)"
     )
@@ -107,29 +226,79 @@ class GateLimits(BaseModel):
 
 
 class Isolation(BaseModel):
-    """What this machine lets evalflow isolate, found by actually trying (`probe_isolation`)."""
+    """What this machine lets evalflow isolate, found by actually trying (`probe_isolation`).
+
+    One flag per feature; `missing` names the ones the kernel could not provide.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    network: bool
-    read_only: bool = Field(description="mount namespace with read-only binds and PID namespace")
+    network: bool = Field(description="no network: a fresh network namespace")
+    read_only_root: bool = Field(default=False, description="every host mount read-only, locked")
+    hidden_paths: bool = Field(default=False, description="hidden paths covered by empty tmpfs")
+    pid_namespace: bool = Field(default=False, description="own PID namespace and /proc")
+    tmpfs: bool = Field(default=False, description="private size-limited /tmp, HOME inside")
+    memory_limit: bool = Field(
+        default=False, description="total memory bounded by a cgroup (else RLIMIT_DATA)"
+    )
+    process_limit: bool = Field(
+        default=False, description="process count bounded by a pids cgroup or RLIMIT_NPROC"
+    )
     prefix: tuple[str, ...] = ()
     mount: str = "mount"
-    detail: str = Field(default="", description="why isolation is missing, from the probe")
+    unshare: str = "unshare"
+    memory_cgroup: str | None = Field(
+        default=None, description="cgroup v2 directory to create per-gate children in"
+    )
+    pids_cgroup: str | None = Field(
+        default=None, description="cgroup (v2 or v1 pids) directory to create children in"
+    )
+    detail: str = Field(default="", description="why namespaces are missing, from the probe")
+
+    @property
+    def read_only(self) -> bool:
+        """The evaluated checkout cannot be written (read-only root and hidden paths)."""
+        return self.read_only_root and self.hidden_paths
+
+    def missing(self) -> tuple[str, ...]:
+        """The isolation features this machine could not provide, in a fixed order."""
+        features = (
+            "network",
+            "read_only_root",
+            "hidden_paths",
+            "pid_namespace",
+            "memory_limit",
+            "process_limit",
+            "tmpfs",
+        )
+        return tuple(name for name in features if not getattr(self, name))
 
     def notes(self) -> tuple[str, ...]:
         found = []
         if not self.network:
             found.append(f"network isolation unavailable: {self.detail}")
-        if not self.read_only:
+        if not self.read_only_root:
             found.append(
-                "the evaluated checkout was not mounted read-only (no mount namespace); "
-                "the read-only guard checked it after the command instead"
+                "the host file system was not mounted read-only (no mount namespace): the "
+                "gate could write wherever evalflow can; the read-only guard checked the "
+                "evaluated checkout after the command instead"
+            )
+        if not self.pid_namespace:
+            found.append("no PID namespace: a process that leaves its session escapes the kill")
+        if not self.memory_limit:
+            found.append(
+                "memory limited per process by RLIMIT_DATA only (no writable cgroup v2 with "
+                "the memory controller)"
+            )
+        if not self.process_limit:
+            found.append(
+                "process count not limited: no pids cgroup, and RLIMIT_NPROC does not bind "
+                "host root"
             )
         return tuple(found)
 
 
-NO_ISOLATION = Isolation(network=False, read_only=False, detail="isolation disabled by the caller")
+NO_ISOLATION = Isolation(network=False, detail="isolation disabled by the caller")
 
 
 class Execution(BaseModel):
@@ -139,70 +308,41 @@ class Execution(BaseModel):
     timed_out: bool
     duration_s: float
     started: bool = Field(description="the sandbox set-up worked and the command was started")
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no error output"
-
-
-def _try(argv: Sequence[str]) -> tuple[bool, str]:
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT_S,
-            check=False,
-            env=scrubbed_env(),
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"{argv[0]}: {exc}"
-    return done.returncode == 0, _first_line(done.stderr.decode("utf-8", "replace"))
-
-
-@functools.cache
-def probe_isolation() -> Isolation:
-    """Try the strongest isolation this machine allows, once per process."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return Isolation(network=False, read_only=False, detail="`unshare` not found on PATH")
-    mount = shutil.which("mount") or "mount"
-    with tempfile.TemporaryDirectory(prefix="evalflow-probe-") as probe_dir:
-        check_ro = f'"{mount}" --bind -o ro "$1" "$1" && ! (: > "$1/w") 2>/dev/null'
-        full_ok, full_err = _try(
-            [unshare, *_FULL_FLAGS, "--", _SH, "-c", check_ro, "probe", probe_dir]
-        )
-    if full_ok:
-        return Isolation(
-            network=True, read_only=True, prefix=(unshare, *_FULL_FLAGS, "--"), mount=mount
-        )
-    net_ok, net_err = _try([unshare, *_NET_FLAGS, "--", _SH, "-c", "exit 0"])
-    if net_ok:
-        return Isolation(
-            network=True,
-            read_only=False,
-            prefix=(unshare, *_NET_FLAGS, "--"),
-            mount=mount,
-            detail=f"mount namespace unavailable: {full_err}",
-        )
-    return Isolation(
-        network=False,
-        read_only=False,
-        detail=f"`unshare {' '.join(_NET_FLAGS)}` failed: {net_err}",
+    limit_hit: LimitHit | None = Field(
+        default=None, description="the limit a failed run hit (see `execute`), else None"
     )
 
 
-def gate_env(sandbox: Path) -> dict[str, str]:
-    """The environment of a gate command whose sandbox directory is `sandbox`."""
+# --- environment and output -------------------------------------------------------------
+
+
+def gate_env(sandbox: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """The environment of a gate whose sandbox directory is `sandbox`: an allow-list.
+
+    Kept from evalflow's environment: ``PATH`` (with the directory of ``sys.executable``
+    first, so ``python``, ``pytest`` and ``ruff`` mean evalflow's own tools), ``LANG``,
+    ``LC_*``, ``TZ``, ``TERM``. Set: ``HOME``/``TMPDIR``/``TMP``/``TEMP``/``XDG_*`` in the
+    sandbox (in the private tmpfs under isolation), ``CI=true``, ``PYTHONDONTWRITEBYTECODE=1``,
+    ``PYTHONHASHSEED=0``. Then `extra` (the manifest's ``gate_env:``), which wins. Nothing else.
+    """
+    for name, value in extra.items():
+        if not _NAME.fullmatch(name) or "\0" in value:
+            raise InputError(
+                f"gate_env entry {name!r} is not a valid environment variable",
+                where="gate_env",
+                fix="use names of letters, digits and _ (not starting with a digit), no NUL",
+            )
     env = {
         name: value
-        for name, value in scrubbed_env().items()
-        if not name.startswith(_DROPPED_PREFIXES) and name not in _DROPPED_NAMES
+        for name, value in os.environ.items()
+        if name in _ALLOWED_NAMES or name.startswith("LC_")
     }
     home, tmp = sandbox / "home", sandbox / "tmp"
     env.update(
         {
+            "PATH": os.pathsep.join(
+                [str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]
+            ),
             "HOME": str(home),
             "TMPDIR": str(tmp),
             "TMP": str(tmp),
@@ -210,30 +350,34 @@ def gate_env(sandbox: Path) -> dict[str, str]:
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "PATH": os.pathsep.join(
-                [str(Path(sys.executable).parent), env.get("PATH", os.defpath)]
-            ),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "CI": "true",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
         }
     )
+    env.update(extra)
     return env
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Values of secret-looking variables, longest first.
+    """Values to mask in gate output, longest first.
 
+    The value of every variable whose name looks secret, every value that embeds URL
+    credentials (``scheme://user:password@``), and that userinfo and password themselves.
     Values shorter than `MIN_SECRET_CHARS` are skipped: too short to be a credential, and
-    masking them (say ``us`` of a keyboard-layout variable) would garble the output.
+    masking them (say ``us`` of a keyboard-layout variable) would garble the output; a short
+    URL password is still masked as part of its ``user:password@`` userinfo.
     """
     source = os.environ if environ is None else environ
-    found = {
-        value
-        for name, value in source.items()
-        if any(marker in name.upper() for marker in SECRET_MARKERS)
-        and len(value) >= MIN_SECRET_CHARS
-    }
-    return tuple(sorted(found, key=lambda v: (-len(v), v)))
+    found: set[str] = set()
+    for name, value in source.items():
+        if any(marker in name.upper() for marker in SECRET_MARKERS):
+            found.add(value)
+        for match in _URL_CREDENTIALS.finditer(value):
+            found.update({value, match.group(2), f"{match.group(1)}:{match.group(2)}@"})
+    kept = {value for value in found if len(value) >= MIN_SECRET_CHARS or value.endswith("@")}
+    return tuple(sorted(kept, key=lambda v: (-len(v), v)))
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -242,19 +386,34 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+@contextlib.contextmanager
+def _open_log(path: Path) -> Iterator[tuple[int, int] | None]:
+    """(fd, size) of the log if it is a regular file reached without a symlink, else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        yield None
+        return
+    try:
+        info = os.fstat(fd)
+        yield (fd, info.st_size) if stat.S_ISREG(info.st_mode) else None
+    finally:
+        os.close(fd)
+
+
 def read_tail(path: Path, *, lines: int, chars: int, secrets: Sequence[str]) -> str:
     """The last `lines` lines / `chars` characters of a log, secrets masked.
 
-    Reads a window of ``4·chars + 4096`` bytes, masks it, then cuts: a secret up to 1 KiB
-    straddling the window's start falls outside the kept part, so no partial value survives.
+    The log is read only if it is a regular file and `path` itself is no symlink (a symlink,
+    FIFO or device yields ""). Reads a window of ``4·chars + 4096`` bytes, masks it, then
+    cuts: a secret up to 1 KiB straddling the window's start falls outside the kept part.
     """
     window = 4 * chars + 4096
-    if not path.is_file():
-        return ""
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        handle.seek(max(0, size - window))
-        data = handle.read()
+    with _open_log(path) as opened:
+        if opened is None:
+            return ""
+        fd, size = opened
+        data = os.pread(fd, window, max(0, size - window))
     text = scrub(data.decode("utf-8", "replace"), secrets)
     truncated = size > window
     if truncated and "\n" in text:
@@ -271,18 +430,262 @@ def read_tail(path: Path, *, lines: int, chars: int, secrets: Sequence[str]) -> 
 def scan_log(path: Path, pattern: re.Pattern[str] | None) -> set[str]:
     """Every diff-surface path the whole log names (read line by line, never all at once)."""
     found: set[str] = set()
-    if pattern is None or not path.is_file():
+    if pattern is None:
         return found
-    with path.open("rb") as handle:
-        for raw in handle:
-            found |= mentioned_paths(raw.decode("utf-8", "replace"), pattern)
+    with _open_log(path) as opened:
+        if opened is None:
+            return found
+        with os.fdopen(os.dup(opened[0]), "rb") as handle:
+            for raw in handle:
+                found |= mentioned_paths(raw.decode("utf-8", "replace"), pattern)
     return found
 
 
-def _limit_pairs(limits: GateLimits, timeout_s: float) -> list[tuple[int, int]]:
+# --- cgroups -----------------------------------------------------------------------------
+
+
+def _mountinfo() -> list[tuple[str, str, str]]:
+    """(mount point, file system type, super options) of every mount, in table order."""
+    rows = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) >= 5 and len(tail) >= 3:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            rows.append((point, tail[0], tail[2]))
+    return rows
+
+
+def _own_cgroup(
+    mounts: Sequence[tuple[str, str, str]], membership: str, controller: str
+) -> Path | None:
+    """The cgroup directory of `membership` (/proc/self/cgroup) for `controller` ("" = v2)."""
+    for line in membership.splitlines():
+        _, names, where = line.split(":", 2)
+        if controller not in (names.split(",") if controller else [names]):
+            continue
+        for point, fstype, options in mounts:
+            v2 = fstype == "cgroup2" and controller == ""
+            if v2 or (fstype == "cgroup" and controller in options.split(",")):
+                return Path(point) / where.lstrip("/")
+    return None
+
+
+def _usable_parent(parent: Path | None, control: str) -> str | None:
+    """`parent` if a child cgroup made in it gets `control` and accepts a write, else None."""
+    if parent is None:
+        return None
+    try:
+        child = Path(tempfile.mkdtemp(prefix="evalflow-probe-", dir=parent))
+    except OSError:
+        return None
+    try:
+        (child / control).write_text("max\n")
+        return str(parent)
+    except OSError:
+        return None
+    finally:
+        # A cgroup directory is removable with its interface files in it.
+        with contextlib.suppress(OSError):
+            child.rmdir()
+
+
+def _cgroup_parents(
+    mounts: Sequence[tuple[str, str, str]], membership: str
+) -> tuple[str | None, str | None]:
+    """The cgroup directories for memory and pids limits this process can delegate to."""
+    v2 = _own_cgroup(mounts, membership, "")
+    pids_v1 = _own_cgroup(mounts, membership, "pids")
+    memory = _usable_parent(v2, "memory.max")
+    pids = _usable_parent(v2, "pids.max") or _usable_parent(pids_v1, "pids.max")
+    return memory, pids
+
+
+def _probe_cgroups() -> tuple[str | None, str | None]:
+    try:
+        return _cgroup_parents(_mountinfo(), Path("/proc/self/cgroup").read_text())
+    except (OSError, ValueError):
+        return None, None
+
+
+class _Cgroups:
+    """The per-gate child cgroups of one execution (created, joined by the child, removed)."""
+
+    def __init__(self, isolation: Isolation, limits: GateLimits) -> None:
+        self.dirs: list[Path] = []
+        self.memory: Path | None = None
+        self.pids: Path | None = None
+        if isolation.memory_cgroup and limits.memory_bytes is not None:
+            self.memory = self._make(
+                Path(isolation.memory_cgroup), "memory.max", limits.memory_bytes
+            )
+        if isolation.pids_cgroup and limits.processes is not None:
+            same = self.memory is not None and isolation.pids_cgroup == isolation.memory_cgroup
+            if same and self.memory is not None:
+                self.pids = self._set(self.memory, "pids.max", limits.processes)
+            else:
+                self.pids = self._make(Path(isolation.pids_cgroup), "pids.max", limits.processes)
+        self.procs_fds = [
+            os.open(d / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for d in self.dirs
+        ]
+
+    def _make(self, parent: Path, control: str, value: int) -> Path | None:
+        try:
+            child = Path(tempfile.mkdtemp(prefix="evalflow-gate-", dir=parent))
+        except OSError:
+            return None
+        self.dirs.append(child)
+        return self._set(child, control, value)
+
+    @staticmethod
+    def _set(child: Path, control: str, value: int) -> Path | None:
+        try:
+            (child / control).write_text(f"{value}\n")
+        except OSError:
+            return None
+        return child
+
+    def join(self) -> None:
+        # Runs in the forked child before exec: one write per cgroup, nothing else.
+        for fd in self.procs_fds:
+            os.write(fd, b"0")
+
+    def counter(self, where: Path | None, events: str, key: str) -> int:
+        if where is None:
+            return 0
+        try:
+            for line in (where / events).read_text().splitlines():
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+        except (OSError, ValueError):
+            return 0
+        return 0
+
+    def close(self) -> None:
+        """Kill whatever is left in the cgroups, then remove them."""
+        for fd in self.procs_fds:
+            os.close(fd)
+        for child in self.dirs:
+            deadline = time.monotonic() + 5
+            while True:
+                try:
+                    pids = [int(p) for p in (child / "cgroup.procs").read_text().split()]
+                except OSError:
+                    pids = []
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    child.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+
+
+# --- isolation probe ---------------------------------------------------------------------
+
+
+@functools.cache
+def probe_isolation() -> Isolation:
+    """Try the strongest isolation this machine allows, once per process."""
+    memory, pids = _probe_cgroups()
+    process_limit = pids is not None or os.geteuid() != 0
+    cgroups = {"memory_cgroup": memory, "pids_cgroup": pids}
+    limits_found = {"memory_limit": memory is not None, "process_limit": process_limit}
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return Isolation(
+            network=False, detail="`unshare` not found on PATH", **limits_found, **cgroups
+        )
+    mount = shutil.which("mount") or "mount"
+    full = Isolation(
+        network=True,
+        read_only_root=True,
+        hidden_paths=True,
+        pid_namespace=True,
+        tmpfs=True,
+        prefix=(unshare, *_FULL_FLAGS, "--"),
+        mount=mount,
+        unshare=unshare,
+        **limits_found,
+    )
+    full_ok, full_err = _probe(full)
+    if full_ok:
+        return full.model_copy(update=cgroups)
+    net = Isolation(
+        network=True,
+        prefix=(unshare, *_NET_FLAGS, "--"),
+        mount=mount,
+        unshare=unshare,
+        detail=f"mount namespace unavailable: {full_err}",
+        **limits_found,
+    )
+    net_ok, net_err = _probe(net)
+    if net_ok:
+        return net.model_copy(update=cgroups)
+    return Isolation(
+        network=False,
+        detail=f"`unshare {' '.join(_NET_FLAGS)}` failed: {net_err}",
+        **limits_found,
+        **cgroups,
+    )
+
+
+# What a fully isolated probe must see: a read-only, locked root; the hidden directory empty;
+# a writable /tmp and clone.
+_PROBE_FULL = (
+    "! (: > /.evalflow-probe) 2>/dev/null && ! mount -o remount,rw / 2>/dev/null && "
+    '[ -z "$(ls -A "$HIDDEN_DIR")" ] && : > /tmp/w && : > ./w'
+)
+
+
+def _probe(candidate: Isolation) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory(prefix="evalflow-probe-") as scratch:
+        root = Path(scratch)
+        clone, hidden = root / "clone", root / "hidden"
+        for directory in (clone, hidden, root / "home", root / "tmp"):
+            directory.mkdir()
+        (hidden / "secret").write_text("x")
+        command = _PROBE_FULL if candidate.read_only_root else "exit 0"
+        try:
+            run = execute(
+                command,
+                cwd=clone,
+                env={**gate_env(root), "HIDDEN_DIR": str(hidden)},
+                log=root / "probe.log",
+                isolation=candidate,
+                timeout_s=_PROBE_TIMEOUT_S,
+                limits=GateLimits(),
+                hidden=(hidden,),
+            )
+        except OSError as exc:
+            return False, str(exc)
+        output = read_tail(root / "probe.log", lines=5, chars=500, secrets=())
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit {run.exit_code}, no error output"
+        return run.started and run.exit_code == 0, reason
+
+
+# --- running one command -----------------------------------------------------------------
+
+
+def _limit_pairs(
+    limits: GateLimits,
+    timeout_s: float,
+    *,
+    rlimit_memory: bool = True,
+    rlimit_processes: bool = True,
+) -> list[tuple[int, int]]:
     cpu = limits.cpu_seconds or math.ceil(timeout_s) * (os.cpu_count() or 1)
     wanted = [
         (resource.RLIMIT_AS, limits.address_space_bytes),
+        (resource.RLIMIT_DATA, limits.memory_bytes if rlimit_memory else None),
+        (resource.RLIMIT_NPROC, limits.processes if rlimit_processes else None),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
         (resource.RLIMIT_CPU, cpu),
         (resource.RLIMIT_CORE, 0),
@@ -296,10 +699,11 @@ def _limit_pairs(limits: GateLimits, timeout_s: float) -> list[tuple[int, int]]:
     return pairs
 
 
-def _limiter(pairs: list[tuple[int, int]]) -> Callable[[], None]:
-    # Runs in the forked child before exec: only setrlimit calls, no locks, no allocation-heavy
-    # work, so it is safe even when the parent has other threads.
+def _child_setup(cgroups: _Cgroups, pairs: list[tuple[int, int]]) -> Callable[[], None]:
+    # Runs in the forked child before exec: cgroup writes and setrlimit calls only, no locks,
+    # no allocation-heavy work, so it is safe even when the parent has other threads.
     def apply() -> None:
+        cgroups.join()
         for which, value in pairs:
             resource.setrlimit(which, (value, value))
 
@@ -347,6 +751,83 @@ def _poll_unreaped(pid: int, deadline: float) -> bool:
     return False
 
 
+def _launch_args(
+    isolation: Isolation,
+    *,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    stage: Path,
+    limits: GateLimits,
+    writable: Sequence[Path],
+    hidden: Sequence[Path],
+    read_only: Sequence[Path],
+    network: bool,
+) -> list[str]:
+    prefix = [flag for flag in isolation.prefix if not (network and flag == "--net")]
+    if not isolation.read_only_root:
+        return [*prefix, _SH, "-c", _PLAIN_LAUNCHER, "evalflow-gate", command]
+    mount_points = dict.fromkeys(point for point, _, _ in _mountinfo())
+    hide = [*hidden, *(() if network else (Path("/run"),))]
+    scratch = dict.fromkeys(env[name] for name in _SCRATCH_VARS if env.get(name))
+    tagged = [
+        *(f"ro:{point}" for point in mount_points),
+        *(f"keep-rw:{p}" for p in dict.fromkeys(str(Path(p).resolve()) for p in (cwd, *writable))),
+        *(f"keep-ro:{Path(p).resolve()}" for p in read_only),
+        *(f"hide:{Path(p).resolve()}" for p in hide),
+        *(f"scratch:{p}" for p in scratch),
+    ]
+    return [
+        *prefix,
+        _SH,
+        "-c",
+        _LAUNCHER,
+        "evalflow-gate",
+        isolation.mount,
+        isolation.unshare,
+        command,
+        str(Path(cwd).resolve()),
+        str(stage),
+        str(limits.disk_bytes),
+        *tagged,
+    ]
+
+
+def _limit_hit(
+    *,
+    exit_code: int,
+    timed_out: bool,
+    cgroups: _Cgroups,
+    report: bytes,
+    log: Path,
+    limits: GateLimits,
+) -> LimitHit | None:
+    if exit_code == 0 and not timed_out:
+        return None
+    if cgroups.counter(cgroups.memory, "memory.events", "oom_kill") > 0:
+        return "memory"
+    if cgroups.counter(cgroups.pids, "pids.events", "max") > 0:
+        return "processes"
+    tmp_full = False
+    if match := re.search(rb"tmp (\d+) (\d+)", report):
+        free, total = int(match.group(1)), int(match.group(2))
+        tmp_full = total > 0 and free <= total * _FULL_FRACTION
+    with _open_log(log) as opened:
+        output = (
+            os.pread(opened[0], _OUTPUT_WINDOW, max(0, opened[1] - _OUTPUT_WINDOW))
+            if opened
+            else b""
+        )
+    file_too_big = exit_code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ)
+    if tmp_full or file_too_big or _NOSPACE.search(output):
+        return "disk"
+    if timed_out and not output.strip():
+        return "wall time"
+    if cgroups.memory is None and limits.memory_bytes is not None and _ALLOC_FAILED.search(output):
+        return "memory"
+    return None
+
+
 def execute(
     command: str,
     *,
@@ -354,37 +835,73 @@ def execute(
     env: Mapping[str, str],
     log: Path,
     isolation: Isolation,
-    read_only_paths: Sequence[Path],
     timeout_s: float,
     limits: GateLimits,
+    writable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
+    network: bool = False,
 ) -> Execution:
-    """Run `command` with ``sh -c`` in `cwd` inside the sandbox; output goes to `log`."""
-    protected = [str(p) for p in read_only_paths] if isolation.read_only else []
+    """Run `command` with ``sh -c`` in `cwd` inside the sandbox; output goes to `log`.
+
+    `log` is created by evalflow (truncated, never followed if it is a symlink) and should lie
+    outside every path the gate can write. `cwd` and `writable` are the only writable host
+    paths; `hidden` paths are invisible; `read_only` paths are re-exposed read-only even under
+    a hidden path; `network=True` keeps the host network (dependency set-up only). Without
+    full isolation those path arguments have no effect (`Isolation.missing` says so).
+
+    `Execution.limit_hit` is set only for a run that failed or timed out, checked in this order:
+    ``memory`` when the gate's cgroup counted an OOM kill and ``processes`` when its pids
+    cgroup refused a fork (both exact kernel counters); ``disk`` when the /tmp tmpfs was (all
+    but 1 %) full at the end, a file hit ``RLIMIT_FSIZE`` (SIGXFSZ), or the end of the output
+    says ``No space left on device`` (heuristics: a gate that freed its space again, or prints
+    that text itself, is misread); ``wall time`` when the timeout killed a command that had
+    written no output at all (one that printed and then hung is the project's own hang, left
+    to `Execution.timed_out`); without a memory cgroup,
+    ``memory`` when the end of the output reports an allocation failure (a heuristic: under
+    ``RLIMIT_DATA`` an allocation fails with ENOMEM rather than a kill). A hostile gate can
+    hit, or imitate, any limit on purpose.
+    """
+    stage = Path(tempfile.mkdtemp(prefix=".evalflow-stage-", dir=log.parent))
     ready_read, ready_write = os.pipe()
-    argv = [
-        *isolation.prefix,
-        _SH,
-        "-c",
-        _LAUNCHER,
-        "evalflow-gate",
-        isolation.mount,
-        command,
-        *protected,
-    ]
+    cgroups = _Cgroups(isolation, limits)
+    pairs = _limit_pairs(
+        limits,
+        timeout_s,
+        rlimit_memory=cgroups.memory is None,
+        rlimit_processes=cgroups.pids is None,
+    )
+    argv = _launch_args(
+        isolation,
+        command=command,
+        cwd=cwd,
+        env=env,
+        stage=stage,
+        limits=limits,
+        writable=writable,
+        hidden=hidden,
+        read_only=read_only,
+        network=network,
+    )
     started = time.monotonic()
     try:
         try:
-            with log.open("wb") as sink:
+            fd = os.open(
+                log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            )
+            try:
                 proc = subprocess.Popen(
                     argv,
                     cwd=cwd,
                     env=dict(env),
                     stdin=ready_write,
-                    stdout=sink,
+                    stdout=fd,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=_limiter(_limit_pairs(limits, timeout_s)),  # noqa: PLW1509
+                    preexec_fn=_child_setup(cgroups, pairs),  # noqa: PLW1509
                 )
+            finally:
+                os.close(fd)
         finally:
             os.close(ready_write)
         exited = _wait_unreaped(proc.pid, started + timeout_s)
@@ -393,16 +910,28 @@ def execute(
         duration = time.monotonic() - started
         os.set_blocking(ready_read, False)
         try:
-            ready = os.read(ready_read, 16) == b"ready"
+            report = os.read(ready_read, 4096)
         except BlockingIOError:
-            ready = False
+            report = b""
+        limit_hit = _limit_hit(
+            exit_code=exit_code,
+            timed_out=not exited,
+            cgroups=cgroups,
+            report=report,
+            log=log,
+            limits=limits,
+        )
     finally:
         os.close(ready_read)
+        cgroups.close()
+        with contextlib.suppress(OSError):
+            stage.rmdir()
     return Execution(
         exit_code=exit_code,
         timed_out=not exited,
         duration_s=round(duration, 3),
-        started=ready,
+        started=report.startswith(b"ready"),
+        limit_hit=limit_hit,
     )
 
 
