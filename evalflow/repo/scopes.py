@@ -684,9 +684,11 @@ class RepoScopes:
            (`log.error(...)`, `console.warn(...)`): the text describes a failure or a log
            line, it does not perform the behaviour.
         5. *declared outcome value*: the match lies inside a string literal that is the
-           value of an enum member or of a module-level UPPER_CASE constant: the value is
-           declared, not produced (a constant that *configures* behaviour, e.g.
-           `TRIAL_DAYS = 14`, is not inside a string and is not affected).
+           whole value of an enum member or of a module-level UPPER_CASE constant
+           (`ACTIVE = "active"`): the value is declared, not produced. A constant that
+           *configures* behaviour (`TRIAL_DAYS = 14`: the match is not inside a string) and
+           a collection of allowed values (`CHANNELS = ("email", "in_app")`) are not
+           affected — the latter is what a decision point validates against.
         """
         parsed = self.parsed(path)
         if parsed is None:
@@ -780,9 +782,9 @@ def _error_message(string: Node) -> str | None:
 
 
 def _declared_value(string: Node) -> str | None:
+    # Only a single declared value: a collection of allowed values (`CHANNELS = ("email",
+    # "in_app")`) is what a decision point validates against, so it is left to the probe.
     parent = string.parent
-    while parent is not None and parent.type in {"tuple", "list", "array", "set"}:
-        parent = parent.parent
     if parent is not None and parent.type == "enum_assignment":
         return _DECLARED
     if parent is None or parent.type not in {"assignment", "variable_declarator"}:
