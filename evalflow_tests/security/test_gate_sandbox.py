@@ -1,0 +1,240 @@
+"""A hostile gate, fully isolated, can only write its scratch and learns no secret.
+
+Every test runs a real command through `execute` with this machine's best isolation and
+asserts on the host side. Paths to hide live under /var/tmp, outside /tmp, so it is the hiding
+tmpfs that hides them (everything under /tmp is replaced by the private tmpfs anyway).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from evalflow.gates.sandbox import (
+    Execution,
+    GateLimits,
+    execute,
+    gate_env,
+    new_sandbox,
+    probe_isolation,
+    read_tail,
+    remove_tree,
+)
+from evalflow_tests.security.hostile import (
+    ESCAPE_MARKER,
+    connect_gate,
+    environ_gate,
+    escape_gate,
+    fill_disk,
+    fork_bomb,
+)
+
+ISOLATION = probe_isolation()
+pytestmark = pytest.mark.skipif(
+    not (ISOLATION.read_only and ISOLATION.pid_namespace and ISOLATION.network),
+    reason=f"user/mount/PID/network namespaces unavailable here: {ISOLATION.detail}",
+)
+SECRETS = {
+    "ANTHROPIC_API_KEY": "sk-ant-gate-sandbox-0123456789",
+    "MY_DB_PASSWD": "db-passwd-0123456789",
+    "DATABASE_URL": "postgres://evalflow:url-password-0123@db.example/prod",
+}
+
+
+@dataclass
+class Host:
+    """The host side of one gate: its sandbox and clone, and the places it must not reach."""
+
+    sandbox: Path
+    clone: Path
+    outside: Path
+    warehouse: Path
+    repo: Path
+    hidden: Path
+    deps: Path
+
+    def run(self, command: str, **kwargs: object) -> tuple[Execution, str]:
+        log = self.sandbox / "gate.log"
+        options: dict[str, object] = {
+            "timeout_s": 30,
+            "limits": GateLimits(),
+            "hidden": (self.warehouse, self.repo, self.hidden),
+            "read_only": (self.deps,),
+            **kwargs,
+        }
+        run = execute(
+            command,
+            cwd=self.clone,
+            env=gate_env(self.sandbox),
+            log=log,
+            isolation=ISOLATION,
+            **options,  # type: ignore[arg-type]
+        )
+        return run, log.read_text(errors="replace")
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Host]:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    outside = Path(tempfile.mkdtemp(prefix="evalflow-gate-test-", dir="/var/tmp"))
+    warehouse, repo, hidden = outside / "warehouse", outside / "repo", outside / "hidden"
+    deps = warehouse / "work" / "gate-deps"
+    for directory in (deps, repo, hidden):
+        directory.mkdir(parents=True)
+    (warehouse / "part.parquet").write_text("PARQUET")
+    (deps / "dep.txt").write_text("cached dependency")
+    (repo / "README.md").write_text("evaluated repository")
+    (hidden / "secret.txt").write_text("hidden-secret-content")
+    sandbox = new_sandbox(tmp_path)
+    clone = sandbox / "clone"
+    clone.mkdir()
+    try:
+        yield Host(sandbox, clone, outside, warehouse, repo, hidden, deps)
+    finally:
+        remove_tree(sandbox)
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+def _markers(*roots: Path) -> list[Path]:
+    return [p for root in roots if root.exists() for p in root.rglob(f"{ESCAPE_MARKER}-*")]
+
+
+def test_gate_writes_only_its_clone_home_and_tmpdir(host: Host) -> None:
+    home = Path.home() / ".bashrc"
+    before = home.stat().st_mtime_ns if home.exists() else None
+    host_tmp = Path("/tmp")
+    targets = {
+        "root": Path("/"),
+        "host-tmp": host_tmp,
+        "warehouse": host.warehouse,
+        "deps": host.deps,
+        "repo": host.repo,
+        "hidden": host.hidden,
+        "sandbox-dir": host.sandbox,
+        "clone": host.clone,
+        "home": Path(gate_env(host.sandbox)["HOME"]),
+        "tmpdir": Path(gate_env(host.sandbox)["TMPDIR"]),
+    }
+    command = f"touch -c {home} 2>/dev/null && echo 'wrote bashrc'; {escape_gate(targets)}"
+    run, output = host.run(command)
+    assert run.started and run.exit_code == 0, output
+    wrote = {line.split()[1] for line in output.splitlines() if line.startswith("wrote ")}
+    # The sandbox directory lies under /tmp, so inside the gate it is part of the private tmpfs.
+    assert wrote == {"host-tmp", "sandbox-dir", "clone", "home", "tmpdir"}
+    # On the host only the clone got its file: /tmp, HOME and TMPDIR were the gate's tmpfs.
+    found = _markers(host.outside, host.sandbox) + list(host_tmp.glob(f"{ESCAPE_MARKER}-*"))
+    assert found == [host.clone / f"{ESCAPE_MARKER}-clone"]
+    assert not Path(f"/{ESCAPE_MARKER}-root").exists()
+    assert (home.stat().st_mtime_ns if home.exists() else None) == before
+    assert (host.warehouse / "part.parquet").read_text() == "PARQUET"
+
+
+def test_hidden_paths_are_empty_and_read_only_paths_readable(host: Host) -> None:
+    (host.clone / "leak.txt").symlink_to(host.hidden / "secret.txt")
+    command = (
+        f"ls -A {host.hidden} {host.repo} {host.warehouse}; cat leak.txt; "
+        f"cat {host.deps}/dep.txt; rm -f {host.deps}/dep.txt || echo deps-read-only; "
+        "mount -o remount,rw / 2>&1; umount " + str(host.hidden) + " 2>&1; exit 0"
+    )
+    run, output = host.run(command)
+    assert run.started, output
+    for content in ("hidden-secret-content", "README.md", "part.parquet", "secret.txt"):
+        assert content not in output
+    assert "cached dependency" in output and "deps-read-only" in output
+    assert (host.deps / "dep.txt").exists()
+
+
+def test_no_secret_reaches_the_gate_or_its_tail(host: Host) -> None:
+    run, output = host.run(environ_gate())
+    assert run.started and run.exit_code == 0
+    for name, value in SECRETS.items():
+        assert name not in output
+        assert value not in output
+    assert "url-password-0123" not in output
+    assert "CI=true" in output
+
+
+def test_symlinked_log_never_leaks_a_file_into_the_tail(host: Host) -> None:
+    log = host.sandbox / "gate.log"
+    command = (
+        f"ln -sf {host.hidden}/secret.txt {log} 2>/dev/null; "
+        f"ln -sf /etc/passwd out.log; ln -sf /etc/passwd {log} 2>/dev/null; echo done"
+    )
+    run, output = host.run(command)
+    assert run.started and not log.is_symlink()
+    tail = read_tail(log, lines=50, chars=5000, secrets=())
+    assert tail == "done" == output.strip()
+    assert read_tail(host.clone / "out.log", lines=50, chars=5000, secrets=()) == ""
+
+
+def test_network_is_unreachable_and_the_listener_receives_nothing(host: Host) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        run, output = host.run(connect_gate(listener.getsockname()[1]))
+        assert run.started and "blocked" in output and "connected" not in output
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+def _alive(tag: int) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes().split(b"\0")[:2] == [b"sleep", str(tag).encode()]:
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(ISOLATION.pids_cgroup is None, reason="no writable pids cgroup here")
+def test_fork_bomb_stops_at_the_process_limit(host: Host) -> None:
+    tag = 4000 + uuid.uuid4().int % 1000
+    started = time.monotonic()
+    run, output = host.run(fork_bomb(2000, tag), limits=GateLimits(processes=64))
+    assert run.limit_hit == "processes", output[-500:]
+    assert time.monotonic() - started < 20
+    assert _alive(tag) == []
+    assert not list(Path(ISOLATION.pids_cgroup).glob("evalflow-gate-*"))
+
+
+def test_writing_5_gib_to_tmp_stops_at_the_disk_limit(host: Host) -> None:
+    started = time.monotonic()
+    run, output = host.run(fill_disk("$TMPDIR/fill", 5120), limits=GateLimits(disk_bytes=16 << 20))
+    assert run.limit_hit == "disk", output
+    assert "No space left on device" in output
+    assert time.monotonic() - started < 10
+
+
+def test_background_processes_die_with_the_gate(host: Host) -> None:
+    tag = 5000 + uuid.uuid4().int % 1000
+    run, _ = host.run(f"sleep {tag} & setsid sleep {tag} & echo started")
+    assert run.started and run.exit_code == 0 and not run.timed_out
+    assert _alive(tag) == []
+
+
+def test_infinite_loop_ends_at_the_timeout(host: Host) -> None:
+    run, _ = host.run("while :; do :; done", timeout_s=1)
+    assert run.timed_out and run.limit_hit == "wall time" and run.duration_s < 5
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_webassembly_reservation_survives_the_default_limits(host: Host) -> None:
+    script = "new WebAssembly.Memory({initial: 1, maximum: 65536}); console.log('wasm ok')"
+    command = f'node -e "{script}"'
+    run, output = host.run(command)
+    assert run.exit_code == 0 and "wasm ok" in output, output
+    # The same reservation under the old fixed 4 GiB address-space limit fails.
+    capped, _ = host.run(command, limits=GateLimits(address_space_bytes=4 << 30))
+    assert capped.exit_code != 0
