@@ -106,22 +106,23 @@ def _fraction(value: float | None) -> Fraction | None:
     return None if value is None else Fraction(value).limit_denominator(100)
 
 
-# framework: (necessary, secondary, nice), healthy failures, R, E (labels), pooled, S verdict
+# framework: (necessary, secondary, nice), healthy failures, R, E (labels), pooled,
+# S candidates. D counts more Necessary/Secondary tests than before issue 14 because the
+# checks' test-assert probes now tie every asserting test to its check, not only the test a
+# judge cited; R counts fewer extras accordingly. The demo's labels files adjudicate E but
+# hold no `scope` section, so S is NULL (unadjudicated) in all three runs.
 PINNED = {
-    "speckit": ((4, 6, 19), (), 16.5, ("1", "1", "11/16"), "18/19", "pass"),
-    "kiro": ((2, 3, 9), ("S2-AC1", "S2-AC3"), 6.0, ("2/5", "4/5", "1/5"), "7/19", "partial"),
-    "bmad": ((3, 6, 11), ("S2-AC1",), 3.5, ("2/5", "5/8", "0"), "6/19", "fail"),
+    "speckit": ((5, 9, 15), (), 13.25, ("1", "1", "11/16"), "18/19", 0),
+    "kiro": ((3, 3, 8), ("S2-AC1", "S2-AC3"), 5.75, ("2/5", "4/5", "1/5"), "7/19", 0),
+    "bmad": ((4, 7, 9), ("S2-AC1",), 5.75, ("2/5", "5/8", "0"), "6/19", 6),
 }
-HEURISTIC_E = {
-    "speckit": ("1", "1", "11/16", "17/19"),
-    "kiro": ("3/10", "1", "0", "4/19"),
-    "bmad": ("2/5", "1/2", "0", "5/19"),
-}
+# candidates the lexicon proposes per run without labels (categories + additions)
+HEURISTIC_CANDIDATES = {"speckit": 26, "kiro": 15, "bmad": 20}
 
 
 @pytest.mark.parametrize("framework", list(PINNED))
 def test_demo_runs_pinned(framework: str, demo_inputs: dict, benchmark: Benchmark) -> None:
-    tiers, failing, r_total, e_figures, pooled, scope = PINNED[framework]
+    tiers, failing, r_total, e_figures, pooled, scope_candidates = PINNED[framework]
     m = _metrics(framework, demo_inputs, benchmark)
     d = m.distribution
     assert (d.counts["necessary"], d.counts["secondary"], d.counts["nice_to_have"]) == tiers
@@ -135,58 +136,67 @@ def test_demo_runs_pinned(framework: str, demo_inputs: dict, benchmark: Benchmar
         _fraction(e.e_justified),
     ) == tuple(Fraction(x) for x in e_figures)
     assert _fraction(e.pooled_recall) == Fraction(pooled)
-    assert e.judges == ("labels",)
-    assert m.scope.verdict == scope
+    assert e.judges == ("labels",) and e.reason is None
+    assert m.scope.verdict is None
+    assert m.scope.reason == f"unadjudicated — {scope_candidates} candidates"
     frames = m.frames()
     assert frames["distribution"]["count"].sum() == d.total
     assert not frames["elicitation_summary"].iloc[0]["heuristic"]
+    assert pd.isna(frames["scope_summary"].iloc[0]["verdict"])
 
 
-@pytest.mark.parametrize("framework", list(HEURISTIC_E))
-def test_demo_heuristic_view(framework: str, demo_inputs: dict, benchmark: Benchmark) -> None:
+@pytest.mark.parametrize("framework", list(HEURISTIC_CANDIDATES))
+def test_demo_heuristic_view_is_candidates_only(
+    framework: str, demo_inputs: dict, benchmark: Benchmark
+) -> None:
     m = _metrics(framework, demo_inputs, benchmark, with_labels=False)
     e = m.elicitation
-    figures = (e.e_recall, e.e_precision, e.e_justified, e.pooled_recall)
-    assert tuple(_fraction(x) for x in figures) == tuple(
-        Fraction(x) for x in HEURISTIC_E[framework]
-    )
+    assert (e.e_recall, e.e_precision, e.e_justified, e.pooled_recall) == (None,) * 4
+    assert e.reason == f"unadjudicated — {HEURISTIC_CANDIDATES[framework]} candidates"
     assert e.judges == ("heuristic-lexicon",)
-    assert set(m.elicitation.addition_frame()["judge"]) == {"heuristic-lexicon"}
-    assert m.scope.verdict == PINNED[framework][5]
+    assert set(e.addition_frame()["verdict"]) == {"candidate"}
+    assert m.scope.verdict is None
+    summary = e.summary_frame().iloc[0]
+    assert pd.isna(summary["e_recall"]) and summary["reason"] == e.reason
 
 
-def test_bmad_scope_fails_on_the_proration_module(demo_inputs: dict, benchmark: Benchmark) -> None:
+def test_bmad_proration_module_is_an_out_of_scope_candidate(
+    demo_inputs: dict, benchmark: Benchmark
+) -> None:
     m = _metrics("bmad", demo_inputs, benchmark)
     oos = {f.ref: f for f in m.scope.findings if f.kind == "out_of_scope"}
-    assert "trialist/proration.py:7" in oos
+    assert oos["trialist/proration.py:7"].status == "candidate"
     assert "Plan upgrades, downgrades and proration." in oos["trialist/proration.py:7"].description
     assert not [f for f in m.scope.findings if f.kind in ("rogue_build", "plan_drift")]
     invalid = {x.item.item_id for x in m.elicitation.ledger if x.verdict == "invalid"}
     assert invalid == {"FR10", "S3.2.1", "S3.2.3"}
+    # an unadjudicated candidate never zeroes a test in R
     r = {row.name: row.weight_class for row in m.robustness.rows}
-    assert r["test_downgrade_is_not_supported"] == "none"
+    assert r["test_downgrade_is_not_supported"] != "none"
 
 
 def test_kiro_scope_is_partial_for_task_5_2(demo_inputs: dict, benchmark: Benchmark) -> None:
     m = _metrics("kiro", demo_inputs, benchmark)
     drift = [f for f in m.scope.findings if f.kind == "plan_drift"]
-    assert [(f.ref, f.description.split(":")[0]) for f in drift] == [
-        (".kiro/specs/trialist/tasks.md:32", "task T5.2 is not done")
+    assert [(f.ref, f.status, f.description.split(":")[0]) for f in drift] == [
+        (".kiro/specs/trialist/tasks.md:32", "confirmed", "task T5.2 is not done")
     ]
     contradiction = next(x for x in m.elicitation.ledger if x.item.item_id == "spec.md:90")
     assert contradiction.verdict == "invalid"
 
 
-def test_speckit_scope_passes_and_every_valid_addition_is_built(
+def test_speckit_has_no_scope_candidate_and_every_valid_addition_is_built(
     demo_inputs: dict, benchmark: Benchmark
 ) -> None:
     m = _metrics("speckit", demo_inputs, benchmark)
     assert {f.kind for f in m.scope.findings} == {"deferred"}
     assert {x.implementation for x in m.elicitation.valid_additions()} == {"implemented"}
     h = m.harness
-    assert (h.met_t_checks, h.t_checks, h.covered_additions, h.additions) == (12, 14, 11, 16)
+    # the baseline freezes no T-check for the 16 valid additions: T_sanctioned is NULL
+    assert (h.met_t_checks, h.t_checks, h.unchecked_additions) == (12, 14, 16)
+    assert h.t_sanctioned is None
     text = side_metrics_markdown(m)
-    assert "S = **pass**" in text
+    assert "S = **unadjudicated — 0 candidates**" in text
     assert "E_recall 1.00 (10/10) · E_precision 1.00 (16/16) · E_justified 0.69 (11/16)" in text
 
 

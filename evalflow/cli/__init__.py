@@ -31,6 +31,7 @@ COMMANDS = {
     "baseline": "evalflow.cli.baseline:baseline_group",
     "schemas": "evalflow.cli.schemas:schemas_group",
     "calibrate": "evalflow.cli.calibrate:calibrate",
+    "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
 }
 
 

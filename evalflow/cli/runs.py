@@ -162,8 +162,9 @@ def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> No
 
 SIDE_METRICS_SQL = """
 SELECT m.framework,
-       s.verdict AS scope,
+       coalesce(s.verdict, s.reason) AS scope,
        e.e_recall, e.e_precision, e.e_justified, e.pooled_recall,
+       e.reason AS e_null_because,
        d.healthy AS d_healthy,
        (SELECT sum(weight) FROM robustness r WHERE r.run_key = m.run_key) AS r,
        (SELECT string_agg(g.gate || ' ' || g.status, ', ' ORDER BY g.gate)

@@ -313,8 +313,8 @@ class RobustnessRow(RunRow):
 class ElicitationCategoryRow(RunRow):
     category_id: str
     category: str
-    status: str = Field(description="addressed, missed or n/a")
-    ref: str | None = Field(description="`spec.md:line` when addressed")
+    status: str = Field(description="addressed, missed, n/a, or candidate (unadjudicated)")
+    ref: str | None = Field(description="`spec.md:line` when addressed (or proposed)")
     judge: str
     rationale: str
 
@@ -325,12 +325,17 @@ class ElicitationAdditionRow(RunRow):
     text: str
     category: str | None
     categories: str
-    verdict: str = Field(description="valid-necessary, valid-defensive or invalid")
+    verdict: str = Field(
+        description="valid-necessary, valid-defensive, invalid, or candidate (unadjudicated)"
+    )
     rationale: str
     justified: bool
     judge: str
     master_id: str | None
-    implementation: str | None = Field(description="implemented, pending or unsearched")
+    implementation: str | None = Field(
+        description="implemented, pending, pending-deferred, unsearched, or unadjudicated "
+        "(derived keywords: implementation_ref is only a candidate line)"
+    )
     implementation_ref: str | None
     keywords: str
 
@@ -363,36 +368,47 @@ class ElicitationSummaryRow(RunRow):
     n_justified: int | None
     n_master: int | None
     n_master_matched: int | None
+    n_candidates: int | None = Field(description="categories and additions awaiting a judge")
+    reason: str | None = Field(
+        description="why the ratios are NULL: `unadjudicated — N candidates`"
+    )
     judge: str | None
-    heuristic: bool | None = Field(description="judged by the lexicon heuristic")
+    heuristic: bool | None = Field(description="the lexicon heuristic proposed candidates")
 
 
 class ScopeFindingRow(RunRow):
     kind: str = Field(description="out_of_scope, rogue_build, plan_drift or deferred")
-    effect: str
+    effect: str = Field(description="fail, partial or none: its effect once confirmed")
+    status: str = Field(description="confirmed, candidate (unadjudicated), rejected or note")
     description: str
     ref: str = Field(description="file:line of the offending behaviour")
+    judge: str = Field(description="labels, or heuristic-lexicon (a proposal)")
 
 
 class ScopeSummaryRow(RunRow):
     status: str
-    verdict: str | None = Field(description="pass, partial or fail")
-    n_out_of_scope: int | None
+    verdict: str | None = Field(description="pass, partial or fail (adjudicated only)")
+    reason: str | None = Field(
+        description="why the verdict is NULL: `unadjudicated — N candidates`"
+    )
+    n_out_of_scope: int | None = Field(description="confirmed findings of each kind")
     n_rogue_build: int | None
     n_plan_drift: int | None
     n_deferred: int | None
+    n_candidates: int | None = Field(description="findings awaiting adjudication")
+    judge: str | None
 
 
 class SanctionedRequirementRow(RunRow):
     req_id: str
     source: str = Field(description="prd (an AC) or addition (a valid E-addition)")
     priority: str | None
-    ref: str
+    ref: str | None
     text: str
     n_t_checks: int
     n_met_t_checks: int
-    covered: bool = Field(description="the harness (T) proves it")
-    evidence: str | None
+    covered: bool | None = Field(description="every T-check MET; NULL when it has no T-check")
+    reason: str | None = Field(description="`no T-check`, or how many T-checks are not MET")
     implementation: str | None
 
 
