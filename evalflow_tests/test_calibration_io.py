@@ -27,9 +27,15 @@ from evalflow.judges.cost import UsageRecord
 from evalflow.judges.heuristic import HeuristicJudge
 from evalflow.ledger import read_entries
 
-CASES = ["billing/agent-r1", "reminders/agent-r1", "signup/agent-r1"]
+CASES = ["billing/agent-r1", "invites/agent-r1", "reminders/agent-r1", "signup/agent-r1"]
 # SU1-AC4-I1 (a commented-out 429) is no longer one: comment lines never count as evidence.
-HEURISTIC_FALSE_METS = ["SU1-AC3-I1", "SU2-AC1-I3"]
+# The checks the heuristic judge leaves UNSCORED: the matches are dead code or a stub.
+HEURISTIC_UNSCORED = [
+    ("billing/agent-r1", "BI1-AC3-I2", "clear", "MET"),
+    ("invites/agent-r1", "IN1-AC3-I1", "planted", "UNMET"),
+    ("invites/agent-r1", "IN1-AC4-I1", "planted", "UNMET"),
+    ("signup/agent-r1", "SU1-AC3-I1", "planted", "UNMET"),
+]
 
 
 def gold_by_run_key(set_dir: Path = DEFAULT_SET) -> dict[str, dict[str, GoldLabel]]:
@@ -94,13 +100,13 @@ def heuristic(warehouse: Path) -> CalibrationResult:
     return run_calibration(HeuristicJudge(), warehouse=warehouse)
 
 
-def test_the_set_has_three_repos_and_at_least_twenty_checks(warehouse: Path) -> None:
+def test_the_set_has_four_repos_and_at_least_twenty_checks(warehouse: Path) -> None:
     cases = discover_cases(DEFAULT_SET)
     assert [c.name for c in cases] == CASES
     labels = [label for case in cases for label in load_gold(case.gold_path).values()]
-    assert len(labels) == 37
+    assert len(labels) == 50
     kinds = [label.kind for label in labels]
-    assert (kinds.count("clear"), kinds.count("planted"), kinds.count("borderline")) == (25, 8, 4)
+    assert (kinds.count("clear"), kinds.count("planted"), kinds.count("borderline")) == (34, 12, 4)
     verdicts = [(label.kind, label.verdict) for label in labels]
     assert ("clear", "MET") in verdicts
     assert ("clear", "UNMET") in verdicts
@@ -111,36 +117,35 @@ def test_the_set_has_three_repos_and_at_least_twenty_checks(warehouse: Path) -> 
 def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> None:
     summary = heuristic.summary
     assert summary.judge_id == "heuristic"
-    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (3, 37, 35)
-    assert summary.agreement == pytest.approx(35 / 37)
-    assert summary.n_unscored == 0
-    assert not summary.disagreement_flag  # 2/37 = 5.4 %
-    assert (summary.n_gold_met, summary.n_gold_met_judged_met) == (20, 20)
-    assert summary.met_recall == 1.0
-    assert (summary.n_planted, summary.n_planted_judged_met) == (8, 2)
-    assert summary.false_met_rate == pytest.approx(2 / 8)
-    assert (summary.n_judged_met, summary.n_valid_evidence) == (22, 20)
-    assert summary.valid_evidence_share == pytest.approx(20 / 22)
+    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (4, 50, 46)
+    assert summary.agreement == pytest.approx(46 / 50)
+    assert summary.n_unscored == 4
+    assert not summary.disagreement_flag  # 4/50 = 8 %
+    assert (summary.n_gold_met, summary.n_gold_met_judged_met) == (25, 24)
+    assert summary.met_recall == pytest.approx(24 / 25)
+    assert (summary.n_planted, summary.n_planted_judged_met) == (12, 0)
+    assert summary.false_met_rate == 0.0
+    assert (summary.n_judged_met, summary.n_valid_evidence) == (24, 24)
+    assert summary.valid_evidence_share == 1.0
     assert [(d.case, d.check_id, d.kind, d.gold, d.majority) for d in summary.disagreeing] == [
-        ("signup/agent-r1", check_id, "planted", "UNMET", "MET")
-        for check_id in HEURISTIC_FALSE_METS
+        (*row, "UNSCORED") for row in HEURISTIC_UNSCORED
     ]
     per_kind = {
         k.kind: (k.n_checks, k.n_agree, k.n_false_met, k.n_gold_unmet) for k in summary.per_kind
     }
     assert per_kind == {
-        "clear": (25, 25, 0, 8),
-        "planted": (8, 6, 2, 8),
+        "clear": (34, 33, 0, 12),
+        "planted": (12, 9, 0, 12),
         "borderline": (4, 4, 0, 1),
     }
-    assert summary.status == "fail"
-    assert summary.fail_reasons == ["false MET on 2/8 planted defects"]
+    assert summary.status == "pass"
+    assert summary.fail_reasons == []
 
 
 def test_heuristic_rows_frame(heuristic: CalibrationResult, warehouse: Path) -> None:
     frame = heuristic.frame()
     assert list(frame.columns) == list(ROW_COLUMNS)
-    assert len(frame) == 37
+    assert len(frame) == 50
     assert set(frame["judge_id"]) == {"heuristic"}
     borderline = frame[frame["kind"] == "borderline"].set_index("check_id")
     assert borderline["majority"].to_dict() == {
@@ -150,7 +155,12 @@ def test_heuristic_rows_frame(heuristic: CalibrationResult, warehouse: Path) -> 
         "SU1-AC2-T1": "UNMET",
     }
     repos = sorted(p.name for p in (warehouse / "calibration" / "repos").iterdir())
-    assert repos == ["cal-billing.agent.r1", "cal-reminders.agent.r1", "cal-signup.agent.r1"]
+    assert repos == [
+        "cal-billing.agent.r1",
+        "cal-invites.agent.r1",
+        "cal-reminders.agent.r1",
+        "cal-signup.agent.r1",
+    ]
 
 
 def test_a_judge_answering_gold_agrees_fully(warehouse: Path) -> None:
@@ -167,12 +177,12 @@ def test_a_judge_answering_gold_agrees_fully(warehouse: Path) -> None:
 
 def test_a_judge_contradicting_gold_raises_the_disagreement_flag(warehouse: Path) -> None:
     summary = run_calibration(GoldJudge(invert=True), warehouse=warehouse).summary
-    # The 8 gold-UNMET checks without gold evidence get a MET without evidence, which the
+    # The 12 gold-UNMET checks without gold evidence get a MET without evidence, which the
     # shared validator demotes to UNMET (no evidence, no credit): they still agree.
-    assert summary.n_agree == 8
+    assert summary.n_agree == 12
     assert summary.disagreement_flag
-    assert len(summary.disagreeing) == 29
-    assert summary.n_judged_met == 9
+    assert len(summary.disagreeing) == 38
+    assert summary.n_judged_met == 13
     assert summary.false_met_rate == 1.0
     assert summary.met_recall == 0.0
     assert summary.valid_evidence_share == 0.0
@@ -192,7 +202,7 @@ def test_calibrate_appends_the_ledger_entry(warehouse: Path, tmp_path: Path) -> 
     assert result.summary.status == "pass"
     _, skipped, none = calibrate(HeuristicJudge(), warehouse=warehouse, ledger=False)
     assert none is None
-    assert skipped.status == "fail"
+    assert skipped.status == "pass"
     assert len(read_entries(ledger)) == 1
 
 

@@ -673,8 +673,9 @@ class RepoScopes:
         disqualified — its matches are taken as they are):
         1. *dead code*: the match lies in a named function that nothing references — its
            name occurs nowhere else in the repository's code or config files (tests
-           included), it has no decorator, and it is not a dunder method. A function only
-           reached through a dead function is dead too.
+           included), it has no decorator, it is no default export and no dunder method,
+           and it is not a callback handed to a call. A function only reached through a
+           dead function is dead too (every enclosing function is checked).
         2. *stub*: the match lies in a function whose body performs nothing (`is_stub`).
         3. *call without behaviour*: the match covers the callee of a call whose every
            definition in the repository is a stub, or whose bare name is defined nowhere in
@@ -719,6 +720,13 @@ class RepoScopes:
             return False
         if _decorators(fn):
             return False
+        holder = fn.parent
+        if (
+            holder is not None
+            and holder.type == "export_statement"
+            and "default" in {c.type for c in holder.children}
+        ):
+            return False  # a default export is found by a framework, not by its name
         defined = len(self.definitions.get(name, ())) or 1
         return self._word_counts[name] <= defined
 
