@@ -43,3 +43,12 @@ class ReadOnlyViolationError(EvalflowError):
     """The evaluated repository changed while evalflow was reading it (SPEC core rule 5)."""
 
     exit_code = EXIT_INTERNAL
+
+
+class JudgeUnavailableError(EvalflowError):
+    """The judge's API refused or stopped answering: the run cannot be scored (exit 2).
+
+    Raised on the first authentication, permission or invalid-request error, and when the
+    circuit breaker trips (too many consecutive transient failures, or too long without a
+    successful call); never turned into UNSCORED verdicts that would rank a run 0.00.
+    """

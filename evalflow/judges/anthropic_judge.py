@@ -6,8 +6,13 @@ shared prefix is cheap thanks to prompt caching) the judge runs a bounded loop: 
 Claude ends by calling `submit_verdict` {status MET|UNMET, evidence, searches, rationale}.
 Only evalflow answers UNSCORED, always with the reason: a malformed answer twice in a row
 (schema-invalid `submit_verdict` input, or no `submit_verdict` call), the loop exhausted
-(`max_turns`), an API failure after the SDK's retries, any other exception inside that check,
-or "budget stop". One failing check never fails the run.
+(`max_turns`), a transient API failure after the SDK's retries, any other exception inside
+that check, or "budget stop". One failing check never fails the run — but an API that cannot
+answer at all does: the first authentication, permission, not-found or invalid-request error,
+`EVALFLOW_CLAUDE_BREAKER_FAILURES` (5) consecutive transient failures, or
+`EVALFLOW_CLAUDE_BREAKER_SECONDS` (600) without a successful call trip the `CircuitBreaker`,
+no further request is sent and scoring stops with `JudgeUnavailableError` (exit 2), instead of
+a run of UNSCORED checks ranked 0.00.
 
 Model parameters, as the installed SDK (anthropic 2.x, API version 2026-10-21) allows them:
 - no sampling parameters: that API version rejects `temperature` for every model, so the k
@@ -43,11 +48,13 @@ judge logs a warning and tells the model to score borderline checks UNMET. The m
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,9 +64,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.models import BaselineAC, Check, Evidence, Search, Verdict
-from evalflow.errors import InputError
+from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cache import ResponseCache, cache_key
+from evalflow.judges.cache import UNCACHEABLE_STOPS, ResponseCache, cache_key
 from evalflow.judges.cost import (
     BUDGET_STOP,
     Budget,
@@ -148,6 +155,12 @@ class ClaudeSettings(BaseModel):
         default=None, ge=1, description="batched turns per check; None = every turn"
     )
     limits: ToolLimits = ToolLimits()
+    breaker_failures: int = Field(
+        default=5, ge=1, description="consecutive transient API failures that abort the run"
+    )
+    breaker_seconds: float = Field(
+        default=600.0, gt=0, description="seconds without a successful call that abort the run"
+    )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClaudeSettings:
@@ -162,6 +175,8 @@ class ClaudeSettings(BaseModel):
             "timeout_s": ("EVALFLOW_CLAUDE_TIMEOUT", float),
             "max_cost_usd": ("EVALFLOW_MAX_COST_USD", float),
             "batch_poll_s": ("EVALFLOW_CLAUDE_BATCH_POLL_S", float),
+            "breaker_failures": ("EVALFLOW_CLAUDE_BREAKER_FAILURES", int),
+            "breaker_seconds": ("EVALFLOW_CLAUDE_BREAKER_SECONDS", float),
         }
         for field_name, (env_name, kind) in numbers.items():
             number = _env_number(env_name, kind)
@@ -206,6 +221,112 @@ class CallSite:
     check_id: str
     run: int
     turn: int
+    scope: str = ""
+
+
+class CircuitBreaker:
+    """Stops every call once the API is plainly unusable (fail fast, SPEC: never rank a run
+    whose judge could not answer).
+
+    Trips on the first authentication, permission, not-found or invalid-request error (no
+    later call can succeed either), after `failures` consecutive transient failures (rate
+    limits, overload, 5xx, timeouts, connection errors — each already retried by the SDK),
+    or when `seconds` have passed since the last success with a failure in between. Once
+    tripped, `check` raises before any further request is sent; after a cool-down of
+    `seconds` it lets calls through again (a long-lived daemon recovers once the API does).
+    """
+
+    def __init__(
+        self, failures: int, seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.failures = failures
+        self.seconds = seconds
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._last_ok = clock()
+        self._tripped_at = 0.0
+        self.tripped: str | None = None
+
+    def _trip(self, reason: str) -> None:
+        if self.tripped is None:
+            self.tripped, self._tripped_at = reason, self.clock()
+
+    def check(self) -> None:
+        with self._lock:
+            now = self.clock()
+            if self.tripped is not None and now - self._tripped_at >= self.seconds:
+                self.tripped, self._consecutive, self._last_ok = None, 0, now
+            if self._consecutive and now - self._last_ok >= self.seconds:
+                self._trip(
+                    f"no successful API call for {self.seconds:g} s "
+                    f"({self._consecutive} failures in a row)"
+                )
+            tripped = self.tripped
+        if tripped is not None:
+            raise JudgeUnavailableError(
+                f"judge unavailable: {tripped}",
+                fix="check the API key, quota and network, then rerun (answers so far are cached)",
+            )
+
+    def success(self) -> None:
+        with self._lock:
+            self._consecutive = 0
+            self._last_ok = self.clock()
+
+    def failure(self, exc: BaseException) -> None:
+        """Record a failed call; trip when it is fatal or one too many."""
+        reason = failure_reason(exc) if isinstance(exc, Exception) else type(exc).__name__
+        with self._lock:
+            if _fatal(exc):
+                self._trip(reason)
+            elif _transient(exc):
+                self._consecutive += 1
+                if self._consecutive >= self.failures:
+                    self._trip(f"{self._consecutive} consecutive API failures, the last: {reason}")
+        self.check()
+
+
+_BREAKERS: dict[str, CircuitBreaker] = {}
+_BREAKERS_LOCK = threading.Lock()
+
+
+def shared_breaker(client: anthropic.Anthropic, settings: ClaudeSettings) -> CircuitBreaker:
+    """The process's breaker for one endpoint and key: every judge of a run (k scoring runs,
+    side metrics, PluginEval) stops together once the API is known to be unusable."""
+    material = f"{client.base_url}\0{getattr(client, 'api_key', '') or ''}"
+    endpoint = hashlib.sha256(material.encode()).hexdigest()
+    with _BREAKERS_LOCK:
+        breaker = _BREAKERS.get(endpoint)
+        if breaker is None or (
+            (breaker.failures, breaker.seconds)
+            != (settings.breaker_failures, settings.breaker_seconds)
+        ):
+            breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_seconds)
+            _BREAKERS[endpoint] = breaker
+        return breaker
+
+
+def _fatal(exc: BaseException) -> bool:
+    import anthropic
+
+    return isinstance(
+        exc,
+        (
+            anthropic.AuthenticationError,
+            anthropic.PermissionDeniedError,
+            anthropic.NotFoundError,
+            anthropic.BadRequestError,
+        ),
+    )
+
+
+def _transient(exc: BaseException) -> bool:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, anthropic.APIConnectionError)
 
 
 class PendingCallError(Exception):
@@ -316,6 +437,7 @@ class ClaudeClient:
         self.client = client or _make_client(settings, base_url, http_client)
         self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
+        self.breaker = shared_breaker(self.client, settings)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()
 
@@ -332,14 +454,21 @@ class ClaudeClient:
         with self._usage_lock:
             self._usage.append(record)
 
-    def key_for(self, params: dict[str, Any], run: int) -> str:
-        return cache_key(self.settings.model, self.prompt_version, params, run)
+    def key_for(self, params: dict[str, Any], site: CallSite) -> str:
+        """The cache key: the request, the run index and the scope (run key and commit)."""
+        scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
+        return cache_key(self.settings.model, self.prompt_version, params, site.run, scope)
+
+    def forget(self, params: dict[str, Any], site: CallSite) -> None:
+        """Remove the cached answer to `params` (it failed validation: never replay it)."""
+        if self.cache is not None:
+            self.cache.discard(self.key_for(params, site))
 
     def call(
         self, params: dict[str, Any], site: CallSite, *, prefetch: bool = False
     ) -> dict[str, Any]:
         """The response body for `params` (a dict, as the API returned it)."""
-        key = self.key_for(params, site.run)
+        key = self.key_for(params, site)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -360,19 +489,22 @@ class ClaudeClient:
             chars_per_token=self.settings.chars_per_token,
             batch=False,
         )
+        self.breaker.check()
         reserved = self.budget.reserve(estimate)
         try:
             raw = self.client.messages.with_raw_response.create(**params)
             message = raw.parse()
-        except BaseException:
+        except BaseException as exc:
             self.budget.release(reserved)
+            self.breaker.failure(exc)
             raise
+        self.breaker.success()
         response = message.model_dump(mode="json", exclude_none=True)
         record = self.usage_from_response(
             site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
         )
         self.budget.settle(reserved, record.usd)
-        if self.cache is not None:
+        if self.cache is not None and response.get("stop_reason") not in UNCACHEABLE_STOPS:
             self.cache.put(key, response)
         self.record_usage(record)
         return response
@@ -448,8 +580,9 @@ def ask_tool(
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
     problem = ""
     for turn in (1, 2):
-        call_site = CallSite(site.run_key, site.check_id, site.run, turn)
-        response = transport.call({**params, "messages": messages}, call_site)
+        call_site = CallSite(site.run_key, site.check_id, site.run, turn, site.scope)
+        request = {**params, "messages": messages}
+        response = transport.call(request, call_site)
         if response.get("stop_reason") == "refusal":
             raise ToolAnswerError("the model refused to answer")
         content = _assistant_content(response.get("content") or [])
@@ -462,6 +595,7 @@ def ask_tool(
                 problem = _problem(exc)
         else:
             problem = f"no {name} call (stop_reason {response.get('stop_reason')})"
+        transport.forget(request, call_site)
         messages = [*messages, {"role": "assistant", "content": content}]
         if uses:
             retry = [
@@ -596,7 +730,7 @@ class ClaudeJudge:
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
             return self._converse(ac, check, request, tools, prefetch=prefetch)
-        except PendingCallError:
+        except (PendingCallError, JudgeUnavailableError):
             raise
         except BudgetExceededError:
             return self._unscored(check, request.run, tools, BUDGET_STOP)
@@ -628,8 +762,8 @@ class ClaudeJudge:
             params["output_config"] = {"effort": self.settings.effort}
         return params
 
-    def key_for(self, params: dict[str, Any], run: int) -> str:
-        return self.transport.key_for(params, run)
+    def key_for(self, params: dict[str, Any], site: CallSite) -> str:
+        return self.transport.key_for(params, site)
 
     def _call(self, params: dict[str, Any], site: CallSite, *, prefetch: bool) -> dict[str, Any]:
         return self.transport.call(params, site, prefetch=prefetch)
@@ -675,10 +809,9 @@ class ClaudeJudge:
         retried = False
         for turn in range(1, self.settings.max_turns + 1):
             force = self.force_final_tool and (retried or turn == self.settings.max_turns)
-            site = CallSite(request.run_key, check.id, request.run, turn)
-            response = self._call(
-                self.request_params(messages, force=force), site, prefetch=prefetch
-            )
+            site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
+            params = self.request_params(messages, force=force)
+            response = self._call(params, site, prefetch=prefetch)
             content = _assistant_content(response.get("content") or [])
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in content if b.get("type") == "tool_use"]
@@ -689,6 +822,7 @@ class ClaudeJudge:
                 )
                 if verdict is not None:
                     return verdict
+                self.transport.forget(params, site)
             elif uses:
                 results = [
                     _tool_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
@@ -697,6 +831,7 @@ class ClaudeJudge:
                 continue
             else:
                 problem = f"no submit_verdict call (stop_reason {response.get('stop_reason')})"
+                self.transport.forget(params, site)
             if retried:
                 return self._unscored(
                     check, request.run, tools, f"malformed answer twice: {problem}"

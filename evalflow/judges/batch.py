@@ -25,6 +25,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from evalflow.judges.base import JudgeRequest
+from evalflow.judges.cache import UNCACHEABLE_STOPS
 from evalflow.judges.cost import BudgetExceededError
 
 if TYPE_CHECKING:
@@ -106,7 +107,8 @@ def _run_round(judge: ClaudeJudge, calls: list[PendingCallError], number: int) -
                 call.site, response, request_id=created.id, attempt=1, batch=True
             )
             judge.budget.settle(reserved, record.usd)
-            cache.put(call.key, response)
+            if response.get("stop_reason") not in UNCACHEABLE_STOPS:
+                cache.put(call.key, response)
             judge.record_usage(record)
     except Exception as exc:
         log.warning(

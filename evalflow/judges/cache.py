@@ -1,8 +1,12 @@
 """A content-addressed cache of model responses, one JSON file per request.
 
 The key is sha256 over everything that can change the answer: model, prompt version, the
-full request parameters (system, messages, tools, tool choice, max tokens, ...) and the run
-index, so the k independent runs of a check never share an entry. Files live under
+full request parameters (system, messages, tools, tool choice, max tokens, ...), the run
+index (so the k independent runs of a check never share an entry) and the scope — the run key
+and the repository commit the conversation reads — so an answer given about one commit is
+never replayed for another. Only answers worth replaying are kept: a response that stopped on
+`max_tokens` or `refusal` is never stored, and an answer that later fails validation is
+removed (`discard`), so a rejected answer cannot be replayed forever. Files live under
 `<cache root>/<first 2 hex of key>/<key>.json` and are written atomically (temp file in the
 same directory, then `os.replace`), so a crash never leaves a half-written entry.
 
@@ -26,9 +30,20 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
-def cache_key(model: str, prompt_version: str, params: dict[str, Any], run: int) -> str:
+UNCACHEABLE_STOPS = frozenset({"max_tokens", "refusal"})
+
+
+def cache_key(
+    model: str, prompt_version: str, params: dict[str, Any], run: int, scope: str = ""
+) -> str:
     """sha256 hex of the canonical JSON of everything that determines the response."""
-    material = {"model": model, "prompt_version": prompt_version, "params": params, "run": run}
+    material = {
+        "model": model,
+        "prompt_version": prompt_version,
+        "params": params,
+        "run": run,
+        "scope": scope,
+    }
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -69,6 +84,10 @@ class ResponseCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def discard(self, key: str) -> None:
+        """Forget an entry (an answer that failed validation)."""
+        self.path(key).unlink(missing_ok=True)
 
     def __contains__(self, key: str) -> bool:
         return self.path(key).is_file()

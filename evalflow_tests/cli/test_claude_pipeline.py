@@ -50,3 +50,20 @@ def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, c
     for path in warehouse_dir.rglob("*"):
         if path.is_file():
             assert TEST_KEY.encode() not in path.read_bytes(), path
+
+
+def test_wrong_key_exits_non_zero_with_one_line(
+    mini: Path, warehouse_dir: Path, monkeypatch, capsys
+) -> None:
+    from evalflow_tests.judges.fake_anthropic import Fail
+
+    manifest = mini / "runs" / "good.yaml"
+    refuse = Fail(401, "authentication_error", "invalid x-api-key")
+    with FakeAnthropic(lambda turn: refuse) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong-key-0123456789")
+        code, out, err = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
+    assert code == 2
+    assert len(fake.requests) <= 5
+    assert "HTTP 401" in err and "invalid x-api-key" in err and "Traceback" not in err
+    assert "sk-ant-wrong-key" not in err + out

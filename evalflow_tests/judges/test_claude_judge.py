@@ -162,17 +162,17 @@ def test_529_overloaded_is_retried_by_the_sdk_then_succeeds(tmp_path: Path) -> N
     assert judge.drain_usage() == []
 
 
-def test_api_failure_is_unscored_with_the_reason_not_a_crash(tmp_path: Path) -> None:
+def test_transient_api_failure_is_unscored_with_the_reason_not_a_crash(tmp_path: Path) -> None:
     def responder(turn: Turn) -> Reply | Fail:
         if turn.check_id == "S1-AC1-I1":
-            return Fail(400, "invalid_request_error", "bad request")
+            return Fail(529, "overloaded_error", "Overloaded")
         return grep_then_submit(turn)
 
     with FakeAnthropic(responder) as fake:
-        verdicts = claude_judge(fake, tmp_path).score(demo_request())
+        verdicts = claude_judge(fake, tmp_path, max_retries=0).score(demo_request())
     by_id = {v.check_id: v for v in verdicts}
     assert by_id["S1-AC1-I1"].status == "UNSCORED"
-    assert by_id["S1-AC1-I1"].rationale.startswith("API failure: HTTP 400")
+    assert by_id["S1-AC1-I1"].rationale.startswith("API failure: HTTP 529")
     assert by_id["S1-AC1-T1"].status == "MET"
 
 

@@ -34,9 +34,10 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def leaky(turn: Turn) -> Reply | Fail:
-    """A proxy that echoes the caller's key in an error message, and a 529 on the way."""
+    """A proxy that echoes the caller's key in an error message, and a 529 on the way (422:
+    neither retried nor fatal, so the echo lands in that check's UNSCORED reason)."""
     if turn.check_id == "S2-AC1-I1":
-        return Fail(400, "invalid_request_error", f"bad key {os.environ['ANTHROPIC_API_KEY']}")
+        return Fail(422, "invalid_request_error", f"bad key {os.environ['ANTHROPIC_API_KEY']}")
     return grep_then_submit(turn)
 
 

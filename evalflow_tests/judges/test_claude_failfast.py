@@ -1,0 +1,146 @@
+"""The Claude judge fails fast on an API that cannot answer, and caches only answers worth
+replaying (scoped to the run and commit they were given for)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anthropic
+import httpx2
+import pytest
+
+from evalflow.errors import JudgeUnavailableError
+from evalflow.judges.anthropic_judge import CircuitBreaker
+from evalflow.judges.cache import ResponseCache
+from evalflow_tests.judges.fake_anthropic import (
+    DEMO_CHECKS,
+    TEST_KEY,
+    Fail,
+    FakeAnthropic,
+    Reply,
+    Turn,
+    claude_judge,
+    demo_request,
+    demo_snapshot,
+    grep_then_submit,
+    text,
+)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+
+
+def _many_checks() -> tuple:
+    return DEMO_CHECKS * 5
+
+
+def test_wrong_key_aborts_within_a_few_requests(tmp_path: Path) -> None:
+    refuse = Fail(401, "authentication_error", "invalid x-api-key")
+    with FakeAnthropic(lambda turn: refuse) as fake:
+        judge = claude_judge(fake, tmp_path, concurrency=4)
+        with pytest.raises(JudgeUnavailableError) as raised:
+            judge.score(demo_request(checks=_many_checks()))
+    assert "HTTP 401" in str(raised.value) and "invalid x-api-key" in str(raised.value)
+    assert TEST_KEY not in str(raised.value)
+    assert len(fake.requests) <= 4  # at most the calls already in flight
+
+
+@pytest.mark.parametrize("status", [403, 404, 400])
+def test_permission_not_found_and_invalid_request_abort(tmp_path: Path, status: int) -> None:
+    with FakeAnthropic(lambda turn: Fail(status, "error", "nope")) as fake:
+        judge = claude_judge(fake, tmp_path, concurrency=1)
+        with pytest.raises(JudgeUnavailableError):
+            judge.score(demo_request(checks=_many_checks()))
+    assert len(fake.requests) == 1
+
+
+def test_sustained_overload_trips_the_breaker(tmp_path: Path) -> None:
+    with FakeAnthropic(lambda turn: Fail(529)) as fake:
+        judge = claude_judge(fake, tmp_path, concurrency=1, max_retries=0, breaker_failures=3)
+        with pytest.raises(JudgeUnavailableError) as raised:
+            judge.score(demo_request(checks=_many_checks()))
+    assert "3 consecutive API failures" in str(raised.value)
+    assert len(fake.requests) == 3
+
+
+def test_breaker_trips_on_time_without_success() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(failures=100, seconds=60, clock=lambda: now[0])
+    breaker.check()
+    now[0] = 30.0
+    breaker.success()
+    now[0] = 80.0
+    breaker.check()  # 50 s since the last success, and no failure yet: keep going
+    breaker.failure(ConnectionError("x"))  # not an API error: recorded, not counted
+    now[0] = 95.0
+    breaker.check()  # 65 s, but no transient failure counted
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+    with pytest.raises(JudgeUnavailableError, match="no successful API call for 60 s"):
+        breaker.failure(anthropic.APITimeoutError(request=request))
+
+
+def test_a_tripped_breaker_lets_calls_through_after_its_cool_down() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(failures=1, seconds=60, clock=lambda: now[0])
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+    with pytest.raises(JudgeUnavailableError):
+        breaker.failure(anthropic.APITimeoutError(request=request))
+    now[0] = 59.0
+    with pytest.raises(JudgeUnavailableError):
+        breaker.check()
+    now[0] = 60.0
+    breaker.check()
+    assert breaker.tripped is None
+
+
+def test_a_success_resets_the_consecutive_count(tmp_path: Path) -> None:
+    served = {"n": 0}
+
+    def flaky(turn: Turn) -> Reply | Fail:
+        served["n"] += 1
+        return Fail(529) if served["n"] % 2 else grep_then_submit(turn)
+
+    with FakeAnthropic(flaky) as fake:
+        judge = claude_judge(fake, tmp_path, concurrency=1, max_retries=0, breaker_failures=2)
+        verdicts = judge.score(demo_request(checks=DEMO_CHECKS))
+    assert len(verdicts) == len(DEMO_CHECKS)  # never two failures in a row: no trip
+
+
+def _cache_files(root: Path) -> list[Path]:
+    return sorted((root / "anthropic").rglob("*.json"))
+
+
+def test_max_tokens_and_malformed_answers_are_not_cached(tmp_path: Path) -> None:
+    def truncated(turn: Turn) -> Reply:
+        return Reply([text("partial")], "max_tokens")
+
+    with FakeAnthropic(truncated) as fake:
+        verdict = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
+    assert verdict.status == "UNSCORED"
+    assert _cache_files(tmp_path) == []
+    with FakeAnthropic(truncated) as fake:
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))
+    assert len(fake.requests) == 2  # asked again: nothing was replayed from the cache
+
+
+def test_cache_is_scoped_to_the_commit(tmp_path: Path) -> None:
+    first = demo_snapshot()
+    moved = type(first)(commit="f" * 40, files=first.files)
+    with FakeAnthropic(grep_then_submit) as fake:
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=first))
+        asked = len(fake.requests)
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=first))
+        assert len(fake.requests) == asked  # same commit: replayed
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=moved))
+    assert len(fake.requests) == 2 * asked  # another commit: asked afresh
+
+
+def test_discard_removes_an_entry(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    cache.put("ab" * 32, {"x": 1})
+    assert "ab" * 32 in cache
+    cache.discard("ab" * 32)
+    cache.discard("ab" * 32)  # idempotent
+    assert "ab" * 32 not in cache
