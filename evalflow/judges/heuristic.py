@@ -129,12 +129,21 @@ class _Index:
             ("diff surface", [p for p in candidates if p in self.diff]),
             ("repository", [p for p in candidates if p not in self.diff]),
         ):
-            hits = [
-                hit
-                for p in paths
-                for hit in self._matches(regex, p)
-                if scope is None or self.scopes.in_scope(p, hit.line, hit.start, hit.end, scope)
-            ]
+            hits = [hit for p in paths for hit in self._matches(regex, p)]
+            if scope is not None:
+                # A scope that cannot be checked (no grammar for the file) is no proof either
+                # way: such matches are set aside, the check cannot become MET through them.
+                rejected += [
+                    (h, f"no grammar to check {scope.describe()} in this file")
+                    for h in hits
+                    if self.scopes.parsed(h.path) is None
+                ]
+                hits = [
+                    h
+                    for h in hits
+                    if self.scopes.parsed(h.path) is not None
+                    and self.scopes.in_scope(h.path, h.line, h.start, h.end, scope)
+                ]
             searches.append(
                 Search(pattern=pattern, scope=f"{label}: {scope_label}", hits=len(hits))
             )

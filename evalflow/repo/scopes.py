@@ -783,7 +783,6 @@ def _error_message(string: Node) -> str | None:
             owner = target.child_by_field_name("object") if target is not None else None
             if method in _LOG_METHODS and _LOG_OBJECTS.match(_last_name(owner) or ""):
                 return "message in an error path: the match is text of a log call"
-            return None
         if a.type in {"expression_statement", "block", "statement_block", "module", "program"}:
             return None
     return None

@@ -213,3 +213,252 @@ def test_runs_are_identical_by_construction(make_repo) -> None:
     check = Check(id="I1", kind="I", proposition="14", probes=(probe("impl", "days=14"),))
     one, two = score(repo, check, run=1)["I1"], score(repo, check, run=2)["I1"]
     assert one.model_copy(update={"run": 2}) == two
+
+
+# -- scoped probes, file classes and matches that perform nothing (issue 14) ---------------
+
+EVENTS = """\
+from app.bus import bus
+
+
+def start(user_id, ends_at):
+    payload = {"userId": user_id}
+    bus.emit("trial_started", payload)
+    return {"trialEndsAt": ends_at}
+
+
+start(1, 2)
+"""
+ROUTES = """\
+from app.http import app
+from app.hooks import verify
+
+
+@app.route("POST", "/webhooks")
+def receive(request):
+    verify(request)
+    return 200
+
+
+def unrouted(request):
+    verify(request)
+"""
+HOOKS = """\
+def verify(request):
+    return request.ok
+"""
+
+
+def impl(pattern: str, **fields) -> Check:
+    return Check(
+        id="I1",
+        kind="I",
+        proposition="p",
+        probes=(Probe(kind="impl", pattern=pattern, **fields),),
+    )
+
+
+def judge_one(make_repo, files: dict[str, str], check: Check) -> Verdict:
+    return score(make_repo({"README.md": "start\n"}, files), check)["I1"]
+
+
+def test_payload_of_ignores_a_field_on_another_object(make_repo) -> None:
+    files = {"app/trials.py": EVENTS, "app/bus.py": "bus = object()\n"}
+    # Without a scope the returned (HTTP-like) object satisfies the probe: the old false MET.
+    assert judge_one(make_repo, files, impl(r'"trialEndsAt"\s*:')).status == "MET"
+    v = judge_one(make_repo, files, impl(r'"trialEndsAt"\s*:', within={"payload_of": "emit"}))
+    assert v.status == "UNMET"
+    assert "payload_of: 'emit'" in v.searches[0].scope
+    met = judge_one(make_repo, files, impl(r'"userId"\s*:', within={"payload_of": "emit"}))
+    assert met.status == "MET"
+    assert [e.ref() for e in met.evidence] == ["app/trials.py:5"]
+    # `return` is the pseudo-callee of a returned payload.
+    returned = impl(r'"trialEndsAt"\s*:', within={"payload_of": "return"})
+    assert judge_one(make_repo, files, returned).status == "MET"
+
+
+def test_payload_of_in_typescript_inline_and_through_a_variable(make_repo) -> None:
+    src = """\
+import { bus } from "./bus";
+
+export function start(userId: string, endsAt: string) {
+  bus.publish("trial_started", { userId, trialEndsAt: endsAt });
+  const reply = { planId: "p1" };
+  console.log(reply);
+  return 1;
+}
+start("u", "e");
+"""
+    files = {"src/trials.ts": src, "src/bus.ts": "export const bus = { publish() {} };\n"}
+    inline = impl(r"trialEndsAt\s*:", within={"payload_of": "publish"})
+    assert judge_one(make_repo, files, inline).status == "MET"
+    other = impl(r"planId\s*:", within={"payload_of": "publish"})
+    assert judge_one(make_repo, files, other).status == "UNMET"
+
+
+def test_call_and_function_scopes(make_repo) -> None:
+    files = {"app/trials.py": EVENTS, "app/bus.py": "bus = object()\n"}
+    in_emit = impl(r'"trial_started"', within={"call": "emit|publish"})
+    assert judge_one(make_repo, files, in_emit).status == "MET"
+    wrong_call = impl(r'"trial_started"', within={"call": "enqueue"})
+    assert judge_one(make_repo, files, wrong_call).status == "UNMET"
+    in_start = impl(r"bus\.emit\(", within={"function": "start"})
+    assert judge_one(make_repo, files, in_start).status == "MET"
+    # Names match whole: `sta` is not `start`.
+    assert judge_one(make_repo, files, impl(r"bus\.emit\(", within={"function": "sta"})).status == (
+        "UNMET"
+    )
+
+
+def test_handler_of_follows_route_registration(make_repo) -> None:
+    files = {"app/routes.py": ROUTES, "app/hooks.py": HOOKS, "app/http.py": "app = None\n"}
+    v = judge_one(make_repo, files, impl(r"verify\(request\)", within={"handler_of": "route"}))
+    assert v.status == "MET"
+    assert [e.ref() for e in v.evidence] == ["app/routes.py:7"]
+    js = """\
+import { router } from "./http";
+import { verify } from "./hooks";
+
+router.post("/webhooks", async (req) => {
+  verify(req);
+});
+
+function handleRefund(req) {
+  verify(req);
+}
+app.addRoute("POST", "/refunds", handleRefund);
+
+function orphan(req) {
+  verify(req);
+}
+orphan(null);
+"""
+    jsfiles = {"src/routes.js": js, "src/http.js": "export const router = {};\n"}
+    jsfiles["src/hooks.js"] = "export function verify(r) {\n  return r.ok;\n}\n"
+    callback = impl(r"verify\(req\)", within={"handler_of": "post"})
+    assert [e.ref() for e in judge_one(make_repo, jsfiles, callback).evidence] == [
+        "src/routes.js:5"
+    ]
+    named = impl(r"verify\(req\)", within={"handler_of": "addRoute"})
+    assert [e.ref() for e in judge_one(make_repo, jsfiles, named).evidence] == ["src/routes.js:9"]
+    assert judge_one(
+        make_repo, jsfiles, impl(r"verify\(req\)", within={"handler_of": "get"})
+    ).status == ("UNMET")
+
+
+def test_impl_probes_never_match_docs_or_generated_output(make_repo) -> None:
+    files = {
+        "README.md": "Refunds: `def refund(` lives in app/refunds.py\n",
+        "docs/plan.txt": "def refund(\n",
+        "dist/bundle.min.js": "function refund(x) { return x; }\n",
+        "package-lock.json": '{"refund(": 1}\n',
+    }
+    v = judge_one(make_repo, files, impl(r"refund\("))
+    assert v.status == "UNMET"
+    assert v.searches[0].scope.startswith("diff surface: production code files")
+    docs = judge_one(make_repo, files, impl(r"def refund\(", files="docs"))
+    assert docs.status == "MET"
+    assert [e.ref() for e in docs.evidence] == ["README.md:1"]
+
+
+def test_dead_code_is_unscored_and_a_reference_makes_it_live(make_repo) -> None:
+    dead = "def normalise(email):\n    return email.lower()\n"
+    v = judge_one(make_repo, {"app/accounts.py": dead}, impl(r"\.lower\(\)"))
+    assert v.status == "UNSCORED"
+    assert "dead code: `normalise` (line 1) is never referenced" in v.rationale
+    live = dead + "\n\ndef create(email):\n    return normalise(email)\n"
+    assert judge_one(make_repo, {"app/accounts.py": live}, impl(r"\.lower\(\)")).status == "MET"
+    decorated = "@app.get('/x')\n" + dead
+    assert judge_one(make_repo, {"app/a.py": decorated}, impl(r"\.lower\(\)")).status == "MET"
+
+
+def test_a_call_of_a_stub_or_of_an_undefined_name_is_unscored(make_repo) -> None:
+    files = {
+        "app/mail.py": 'def send_welcome(address):\n    """Later."""\n    pass\n',
+        "app/accounts.py": (
+            "from app.mail import send_welcome\n\n\ndef create(a):\n    send_welcome(a)\n"
+            "    notify_crm(a)\n\n\ncreate(1)\n"
+        ),
+    }
+    stub = judge_one(make_repo, files, impl(r"send_welcome\(a\)"))
+    assert stub.status == "UNSCORED"
+    assert "`send_welcome` is only defined as a stub (app/mail.py:1)" in stub.rationale
+    undefined = judge_one(make_repo, files, impl(r"notify_crm\("))
+    assert undefined.status == "UNSCORED"
+    assert "`notify_crm` is defined and imported nowhere" in undefined.rationale
+    files["app/mail.py"] = "def send_welcome(address):\n    outbox.append(address)\n"
+    assert judge_one(make_repo, files, impl(r"send_welcome\(a\)")).status == "MET"
+
+
+def test_a_message_in_an_error_path_is_unscored(make_repo) -> None:
+    src = """\
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def pick(channel):
+    if channel != "email":
+        raise ValueError("channel in_app is not supported")
+    log.warning("falling back from in_app")
+    return channel
+
+
+pick("email")
+"""
+    v = judge_one(make_repo, {"app/channels.py": src}, impl(r"in_app"))
+    assert v.status == "UNSCORED"
+    assert "raise/throw" in v.rationale and "log call" in v.rationale
+    js = 'export default function pick(c) {\n  throw new Error("in_app is not supported");\n}\n'
+    assert judge_one(make_repo, {"src/pick.js": js}, impl(r"in_app")).status == "UNSCORED"
+
+
+def test_a_declared_outcome_value_is_unscored_but_an_allowed_set_is_not(make_repo) -> None:
+    enum = 'from enum import StrEnum\n\n\nclass Status(StrEnum):\n    ACTIVE = "active"\n'
+    v = judge_one(make_repo, {"app/status.py": enum}, impl(r'"active"'))
+    assert v.status == "UNSCORED"
+    assert "declared outcome value" in v.rationale
+    const = 'STATUS_ACTIVE = "active"\n'
+    assert judge_one(make_repo, {"app/status.py": const}, impl(r'"active"')).status == "UNSCORED"
+    ts = 'export enum Status {\n  Active = "active",\n}\n'
+    assert judge_one(make_repo, {"src/status.ts": ts}, impl(r'"active"')).status == "UNSCORED"
+    allowed = 'CHANNELS = ("email", "in_app")\n'
+    assert judge_one(make_repo, {"app/config.py": allowed}, impl(r'"in_app"')).status == "MET"
+    configured = "TRIAL_DAYS = 14\n"
+    assert judge_one(make_repo, {"app/c.py": configured}, impl(r"TRIAL_DAYS = 14")).status == "MET"
+
+
+def test_a_live_match_outside_the_diff_wins_over_a_dead_one_inside(make_repo) -> None:
+    repo = make_repo(
+        {"app/old.py": "def used(x):\n    return x.lower()\n\n\nused(1)\n"},
+        {"app/new.py": "def unused(x):\n    return x.lower()\n"},
+    )
+    v = score(repo, impl(r"\.lower\(\)"))["I1"]
+    assert v.status == "MET"
+    assert [e.ref() for e in v.evidence] == ["app/old.py:2"]
+    assert [s.hits for s in v.searches] == [1, 1]
+
+
+def test_a_scope_in_a_file_without_grammar_is_unscored(make_repo) -> None:
+    go = 'package main\n\nfunc start() {\n\tbus.Emit("e", map[string]any{"userId": 1})\n}\n'
+    v = judge_one(make_repo, {"main.go": go}, impl(r'"userId"', within={"payload_of": "Emit"}))
+    assert v.status == "UNSCORED"
+    assert "no grammar to check within" in v.rationale
+    # Without a scope a Go file is code like any other.
+    assert judge_one(make_repo, {"main.go": go}, impl(r'"userId"')).status == "MET"
+
+
+def test_within_is_validated_and_runs_on_re2() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="within"):
+        Probe(kind="impl", pattern="x", within={"call": r"(a)\1"})
+    with pytest.raises(ValidationError, match="within needs one of"):
+        Probe(kind="impl", pattern="x", within={})
+    with pytest.raises(ValidationError, match="impl probes only"):
+        Probe(kind="test-assert", pattern="x", within={"call": "emit"})
+    with pytest.raises(ValidationError, match="files: docs"):
+        Probe(kind="impl", pattern="x", files="docs", within={"call": "emit"})
+    with pytest.raises(ValidationError):
+        Probe(kind="impl", pattern="x", within={"callee": "emit"})
