@@ -54,7 +54,7 @@ from evalflow.gates.sandbox import (
     scrub,
     secret_values,
 )
-from evalflow.repo.git import git, require_repo, resolve_commit
+from evalflow.repo.git import clone_for_gate, require_repo, resolve_commit
 from evalflow.repo.guard import RepoState, capture_state, verify_unchanged
 
 IsolationMode = Literal["auto", "none"]
@@ -102,9 +102,8 @@ def _entry_point(command: str) -> tuple[str, str | None] | None:
 
 
 def _clone(repo: Path, sha: str, dest: Path) -> None:
-    git(repo, "clone", "--no-hardlinks", "--quiet", "--no-checkout", str(repo), str(dest))
-    git(dest, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", sha)
-    git(dest, "remote", "remove", "origin")
+    # From evalflow's mirror, never the evaluated repository: no filter or hook it names runs.
+    clone_for_gate(repo, sha, dest)
 
 
 def _sandbox_failure(ctx: _Context, output: str, exit_code: int) -> tuple[str, ProbeAttempt]:

@@ -2,17 +2,22 @@
 
 `git diff --name-status base..head` (or base..working tree, plus untracked files, when a
 working tree is evaluated), with per-file change status and line counts. Also the added
-lines per file, which separate feature tests from pre-existing ones.
+lines per file, which separate feature tests from pre-existing ones. Commits are compared in
+evalflow's mirror of the repository, a working tree through git with the mirror's config and a
+private index holding HEAD (`evalflow.repo.git`); every diff runs with
+``--no-ext-diff --no-textconv``, so no program the repository names ever runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from evalflow.repo.git import git
+from evalflow.repo.git import git, worktree
 from evalflow.repo.snapshot import WORKTREE
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type", "untracked"]
@@ -41,10 +46,27 @@ def _range_args(base: str, head: str) -> list[str]:
     return [base] if head == WORKTREE else [base, head]
 
 
+@contextmanager
+def _runner(repo: Path, head: str) -> Iterator[Callable[..., bytes]]:
+    """git on the mirror for two commits, on the working tree for `WORKTREE`."""
+    if head == WORKTREE:
+        with worktree(repo) as run:
+            yield run
+    else:
+        yield lambda *args: git(repo, *args)
+
+
 def diff_surface(repo: Path, base: str, head: str) -> list[DiffFile]:
     """Changed files between two full SHAs (`head` may be `WORKTREE`), sorted by path."""
     rng = _range_args(base, head)
-    fields = git(repo, "diff", "--name-status", "-z", "-M", *rng).split(b"\0")
+    with _runner(repo, head) as run:
+        fields = run("diff", "--name-status", "-z", "-M", *rng).split(b"\0")
+        counts = _numstat(run("diff", "--numstat", "-z", "-M", *rng))
+        others = (
+            run("ls-files", "-z", "--others", "--exclude-standard").split(b"\0")
+            if head == WORKTREE
+            else []
+        )
     entries: dict[str, DiffFile] = {}
     i = 0
     while i < len(fields) and fields[i]:
@@ -57,7 +79,6 @@ def diff_surface(repo: Path, base: str, head: str) -> list[DiffFile]:
             path = fields[i + 1].decode()
             entries[path] = DiffFile(path=path, status=_STATUS.get(code[0], "modified"))  # type: ignore[arg-type]
             i += 2
-    counts = _numstat(repo, rng)
     surface = [
         entry.model_copy(
             update={
@@ -68,14 +89,12 @@ def diff_surface(repo: Path, base: str, head: str) -> list[DiffFile]:
         )
         for path, entry in entries.items()
     ]
-    if head == WORKTREE:
-        others = git(repo, "ls-files", "-z", "--others", "--exclude-standard").split(b"\0")
-        surface += [DiffFile(path=p.decode(), status="untracked") for p in others if p]
+    surface += [DiffFile(path=p.decode(), status="untracked") for p in others if p]
     return sorted(surface, key=lambda f: f.path)
 
 
-def _numstat(repo: Path, rng: list[str]) -> dict[str, tuple[int | None, int | None, bool]]:
-    out = git(repo, "diff", "--numstat", "-z", "-M", *rng).split(b"\0")
+def _numstat(raw: bytes) -> dict[str, tuple[int | None, int | None, bool]]:
+    out = raw.split(b"\0")
     counts: dict[str, tuple[int | None, int | None, bool]] = {}
     i = 0
     while i < len(out) and out[i]:
@@ -92,6 +111,6 @@ def _numstat(repo: Path, rng: list[str]) -> dict[str, tuple[int | None, int | No
 
 def unified_diff(repo: Path, base: str, head: str) -> str:
     """`git diff --unified=0` text, the input of the added-lines parser."""
-    return git(repo, "diff", "--unified=0", "-M", "--no-color", *_range_args(base, head)).decode(
-        "utf-8", "replace"
-    )
+    with _runner(repo, head) as run:
+        out = run("diff", "--unified=0", "-M", "--no-color", *_range_args(base, head))
+    return out.decode("utf-8", "replace")

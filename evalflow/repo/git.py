@@ -1,55 +1,367 @@
-"""Read-only git access to an evaluated repository.
+"""Git on an untrusted repository, hardened in one place: evalflow never runs git inside it.
 
-Everything here reads through git objects (`rev-parse`, `diff`, `ls-tree`, `cat-file`) so the
-working tree is never touched, and every git call runs with optional locks disabled so even
-`git status` cannot rewrite the index (SPEC core rule 5). Child processes get a scrubbed
-environment: no API keys or tokens ever reach them.
+An evaluated repository was written by an AI agent, so its ``.git`` directory is hostile: its
+config can name programs git runs (``core.fsmonitor``, ``filter.*``, ``diff.external``,
+``diff.*.textconv``, ``core.pager``, hooks, ``include.path`` …). Git's own security boundary
+(gitsecurityboundary(7), git-upload-pack(1) SECURITY) is that *cloning* an untrusted repository
+with ``--no-local`` is safe — only upload-pack reads it, and upload-pack is designed to ignore
+dangerous repository config and run no hooks — while most other commands must not run in an
+untrusted ``.git``. So this module owns:
+
+- **the mirror**: one evalflow-owned bare repository per evaluated repository and process
+  (``git init --bare`` with an empty template, config written by evalflow, then
+  ``git fetch --prune <repo> +refs/*:refs/* +HEAD:refs/evalflow/HEAD``, a ``--no-local``
+  transfer through upload-pack). Every read — ``rev-parse``, ``ls-tree``, ``cat-file``, diffs,
+  the gates' clones — runs with ``--git-dir=<mirror>``. The mirror is refreshed only when
+  ``git ls-remote`` (upload-pack again) shows the repository's refs or HEAD moved.
+- **the working tree** (WORKTREE mode, the guard): ``git --git-dir=<mirror> --work-tree=<repo>``
+  with ``GIT_INDEX_FILE`` a throw-away index built from a commit by ``read-tree``, so the
+  repository's own index, config, fsmonitor and hooks are never read; ``.gitattributes`` filters
+  name drivers that evalflow's config does not define, so none runs.
+- **the process**: every git child starts in an empty evalflow-owned directory (which is also
+  ``HOME``), with an allow-listed environment (no secret can reach it), no system or global
+  config, hooks and fsmonitor off on the command line, ``safe.bareRepository=explicit``, only
+  the ``file`` transport, ``--no-ext-diff --no-textconv`` on every diff, and a timeout.
+
+The workspace (mirrors, empty home, temporary indexes) is a per-process temporary directory,
+removed at exit. Callers pass the evaluated repository's path; none ever sees the mirror.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing import util as mp_util
 from pathlib import Path
 
 from evalflow.errors import InputError
+from evalflow.repo.worktree_fs import read_regular
 
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 _GIT_TIMEOUT_S = 120
+# The only parent variables a child process may see; everything else (API keys, passwords,
+# DATABASE_URL, GIT_DIR, GIT_CONFIG_PARAMETERS …) is dropped by not being on the list.
+_PASSED_NAMES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME"})
+_GIT_PASSED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ"})
+_PASSED_PREFIXES = ("LC_",)
+# Command-line config is git's "protected" scope: it wins over anything a config file says.
+_HARDENING = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.pager=cat",
+    "-c", "safe.bareRepository=explicit",
+    "-c", "protocol.allow=never",
+    "-c", "protocol.file.allow=always",
+    "-c", "submodule.recurse=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+)  # fmt: skip
+# Written into every mirror's own config, so even a git run by hand on it is inert.
+_MIRROR_CONFIG = (
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.logAllRefUpdates", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("fetch.writeCommitGraph", "false"),
+)
+_HEAD_REF = "refs/evalflow/HEAD"
+_MAX_EXCLUDE_BYTES = 1_000_000
+
+
+def _passed(name: str, names: frozenset[str]) -> bool:
+    return name in names or name.startswith(_PASSED_PREFIXES)
 
 
 def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The parent environment without anything that looks like a secret."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not any(marker in name.upper() for marker in _SECRET_MARKERS)
-    }
+    """The allow-listed part of the parent environment (PATH, HOME, LANG/LC_*, TZ, TMPDIR, user).
+
+    An allow-list, not a deny-list by name: a secret under any name never reaches a child.
+    """
+    env = {name: value for name, value in os.environ.items() if _passed(name, _PASSED_NAMES)}
     env.update(extra or {})
     return env
 
 
-def git(repo: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
-    """Run one git command in `repo`; raise `InputError` with git's own message on failure."""
-    env = scrubbed_env({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+@dataclass
+class _Mirror:
+    path: Path
+    advert: bytes = b""
+
+
+@dataclass
+class _Workspace:
+    """evalflow's private git state for this process (a forked child makes its own)."""
+
+    pid: int
+    root: Path
+    mirrors: dict[Path, _Mirror] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def template(self) -> Path:
+        return self.root / "template"
+
+
+_STATE: dict[str, _Workspace] = {}
+_STATE_LOCK = threading.Lock()
+
+
+def _remove_workspace(ws: _Workspace) -> None:
+    if os.getpid() == ws.pid:
+        shutil.rmtree(ws.root, ignore_errors=True)
+
+
+def _workspace() -> _Workspace:
+    with _STATE_LOCK:
+        ws = _STATE.get("current")
+        if ws is None or ws.pid != os.getpid():
+            ws = _Workspace(os.getpid(), Path(tempfile.mkdtemp(prefix="evalflow-git-")))
+            for sub in ("home", "template", "mirrors", "index"):
+                (ws.root / sub).mkdir(mode=0o700)
+            atexit.register(_remove_workspace, ws)
+            # A multiprocessing worker leaves through os._exit, which skips atexit.
+            mp_util.Finalize(None, _remove_workspace, args=(ws,), exitpriority=0)
+            _STATE["current"] = ws
+        return ws
+
+
+def git_env() -> dict[str, str]:
+    """The whole environment of every git child: allow-listed names plus git's hardening."""
+    ws = _workspace()
+    env = {name: value for name, value in os.environ.items() if _passed(name, _GIT_PASSED_NAMES)}
+    env.update(
+        {
+            "HOME": str(ws.home),
+            "XDG_CONFIG_HOME": str(ws.home / ".config"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_NO_LAZY_FETCH": "1",
+            # Repository discovery never climbs out of the empty home to a planted /tmp/.git.
+            "GIT_CEILING_DIRECTORIES": str(ws.root),
+            "LC_ALL": "C",
+        }
+    )
+    return env
+
+
+def _run(
+    args: Sequence[str],
+    *,
+    where: Path,
+    input_bytes: bytes | None = None,
+    extra_env: dict[str, str] | None = None,
+    ok_codes: tuple[int, ...] = (0,),
+) -> bytes:
+    """One hardened git process; `where` only names the repository in errors."""
+    env = git_env()
+    env.update(extra_env or {})
     try:
         done = subprocess.run(
-            ["git", "-C", str(repo), *args],
+            ["git", "--no-pager", *_HARDENING, *args],
             input=input_bytes,
+            stdin=None if input_bytes is not None else subprocess.DEVNULL,
             capture_output=True,
             env=env,
+            cwd=env["HOME"],
             timeout=_GIT_TIMEOUT_S,
             check=False,
         )
     except FileNotFoundError as exc:
         raise InputError("git is not installed", fix="install git and retry") from exc
-    if done.returncode != 0:
+    except subprocess.TimeoutExpired as exc:
+        raise InputError(
+            f"git {_verb(args)} did not finish within {_GIT_TIMEOUT_S} s", where=str(where)
+        ) from exc
+    if done.returncode not in ok_codes:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise InputError(
-            f"git {args[0]} failed: {message[-1] if message else 'exit ' + str(done.returncode)}",
-            where=str(repo),
+            f"git {_verb(args)} failed: "
+            f"{message[-1] if message else 'exit ' + str(done.returncode)}",
+            where=str(where),
         )
     return done.stdout
+
+
+def _verb(args: Sequence[str]) -> str:
+    return next((a for a in args if not a.startswith("-") and "=" not in a), "command")
+
+
+def _toplevel(repo: Path) -> Path | None:
+    """The nearest directory at or above `repo` holding a ``.git`` entry, found without git."""
+    here = Path(os.path.realpath(repo))
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def _mirror_path(ws: _Workspace, top: Path) -> Path:
+    key = hashlib.sha256(str(top).encode()).hexdigest()[:20]
+    return ws.root / "mirrors" / f"{key}.git"
+
+
+def _create_mirror(ws: _Workspace, top: Path) -> _Mirror:
+    path = _mirror_path(ws, top)
+    _run(["init", "--quiet", "--bare", f"--template={ws.template}", str(path)], where=top)
+    for key, value in _MIRROR_CONFIG:
+        _run([f"--git-dir={path}", "config", key, value], where=top)
+    _run([f"--git-dir={path}", "symbolic-ref", "HEAD", _HEAD_REF], where=top)
+    return _Mirror(path)
+
+
+def _copy_excludes(top: Path, mirror: Path) -> None:
+    """The repository's ``info/exclude`` (ignore patterns: data, never code) into the mirror."""
+    _, data = read_regular(top, ".git/info/exclude", _MAX_EXCLUDE_BYTES)
+    target = mirror / "info" / "exclude"
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes(data or b"")
+
+
+def _sync(top: Path) -> _Mirror:
+    """The mirror of `top`, created or fetched so its refs and HEAD equal the repository's."""
+    ws = _workspace()
+    with ws.lock:
+        mirror = ws.mirrors.get(top) or _create_mirror(ws, top)
+        ws.mirrors[top] = mirror
+        advert = _run([f"--git-dir={mirror.path}", "ls-remote", str(top)], where=top)
+        if advert != mirror.advert:
+            has_head = any(line.endswith(b"\tHEAD") for line in advert.splitlines())
+            refspecs = ["+refs/*:refs/*", *([f"+HEAD:{_HEAD_REF}"] if has_head else [])]
+            if advert:
+                _run(
+                    [
+                        f"--git-dir={mirror.path}",
+                        "fetch",
+                        "--quiet",
+                        "--prune",
+                        "--no-tags",
+                        "--no-recurse-submodules",
+                        "--no-write-fetch-head",
+                        str(top),
+                        *refspecs,
+                    ],
+                    where=top,
+                )
+            if not has_head:
+                _run([f"--git-dir={mirror.path}", "update-ref", "-d", _HEAD_REF], where=top)
+            _copy_excludes(top, mirror.path)
+            mirror.advert = advert
+        return mirror
+
+
+def _mirror(repo: Path) -> tuple[Path, _Mirror]:
+    """The repository's top level and its mirror (synced once, when first used)."""
+    top = _toplevel(repo)
+    if top is None:
+        raise InputError("not a git repository", where=str(repo))
+    ws = _workspace()
+    with ws.lock:
+        mirror = ws.mirrors.get(top)
+        return top, (mirror if mirror is not None and mirror.advert else _sync(top))
+
+
+def git(repo: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
+    """Run one read-only git command against `repo`'s mirror (never inside `repo`).
+
+    Raises `InputError` with git's own message on failure. Diffs always get
+    ``--no-ext-diff --no-textconv``.
+    """
+    top, mirror = _mirror(repo)
+    return _run([f"--git-dir={mirror.path}", *_diff_safe(args)], where=top, input_bytes=input_bytes)
+
+
+def _diff_safe(args: Sequence[str]) -> list[str]:
+    if args and args[0] == "diff":
+        return ["diff", "--no-ext-diff", "--no-textconv", *args[1:]]
+    return list(args)
+
+
+@contextmanager
+def _scratch_index(mirror: Path, top: Path, treeish: str) -> Iterator[dict[str, str]]:
+    """A throw-away index holding `treeish`, refreshed against the working tree at `top`."""
+    handle, name = tempfile.mkstemp(prefix="index-", dir=_workspace().root / "index")
+    os.close(handle)
+    os.unlink(name)  # read-tree refuses an existing empty file as an index
+    env = {"GIT_INDEX_FILE": name}
+    try:
+        _run([f"--git-dir={mirror}", "read-tree", treeish], where=top, extra_env=env)
+        # Exit 1 means "some files differ from the index", which is what we came to find out.
+        _run(
+            [f"--git-dir={mirror}", f"--work-tree={top}", "update-index", "-q", "--refresh"],
+            where=top,
+            extra_env=env,
+            ok_codes=(0, 1),
+        )
+        yield env
+    finally:
+        Path(name).unlink(missing_ok=True)
+        Path(name + ".lock").unlink(missing_ok=True)
+
+
+@contextmanager
+def worktree(repo: Path, index_from: str = "HEAD") -> Iterator[Callable[..., bytes]]:
+    """A runner of git commands on `repo`'s working tree, with the mirror's config and a
+    private index holding `index_from` (a commit of the mirror).
+
+    "Cached" therefore means that commit; the repository's own index, config and fsmonitor
+    are never read. Diffs get ``--no-ext-diff --no-textconv``.
+    """
+    top, mirror = _mirror(repo)
+    with _scratch_index(mirror.path, top, index_from) as env:
+
+        def run(*args: str) -> bytes:
+            return _run(
+                [f"--git-dir={mirror.path}", f"--work-tree={top}", *_diff_safe(args)],
+                where=top,
+                extra_env=env,
+            )
+
+        yield run
+
+
+def clone_for_gate(repo: Path, sha: str, dest: Path) -> None:
+    """A throw-away checkout of `sha` at `dest`, cloned from the mirror, with no remote.
+
+    Cloned with ``--no-hardlinks`` (a gate cannot rewrite the mirror's objects) and an empty
+    template; the checkout runs with evalflow's config, so a ``.gitattributes`` filter in the
+    tree names a driver that does not exist and no hook runs.
+    """
+    top, mirror = _mirror(repo)
+    ws = _workspace()
+    _run(
+        [
+            "clone",
+            "--quiet",
+            "--no-hardlinks",
+            "--no-checkout",
+            f"--template={ws.template}",
+            str(mirror.path),
+            str(dest),
+        ],
+        where=top,
+    )
+    inside = [f"--git-dir={dest / '.git'}", f"--work-tree={dest}"]
+    _run(
+        [*inside, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", sha],
+        where=top,
+    )
+    _run([*inside, "remote", "remove", "origin"], where=top)
 
 
 def require_repo(repo: Path) -> Path:
@@ -60,21 +372,43 @@ def require_repo(repo: Path) -> Path:
         )
     if not repo.is_dir():
         raise InputError("repository path is not a directory", where=str(repo))
+    top = _toplevel(repo)
+    not_a_repo = InputError(
+        "not a git repository",
+        where=str(repo),
+        fix="point 'repo' at a git checkout (or use 'source' for a plain tree)",
+    )
+    if top is None:
+        raise not_a_repo
     try:
-        top = git(repo, "rev-parse", "--show-toplevel").decode().strip()
+        _sync(top)
     except InputError as exc:
-        raise InputError(
-            "not a git repository",
-            where=str(repo),
-            fix="point 'repo' at a git checkout (or use 'source' for a plain tree)",
-        ) from exc
-    return Path(top)
+        raise not_a_repo from exc
+    return top
 
 
 def resolve_commit(repo: Path, rev: str) -> str:
-    """Full SHA of `rev`, or a one-line error naming the unknown revision."""
+    """Full SHA of `rev` in the repository as it is now, or a one-line error naming it."""
+    top = _toplevel(repo)
+    if top is None:
+        raise InputError("not a git repository", where=str(repo))
+    mirror = _sync(top)
     try:
-        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").decode().strip()
+        return (
+            _run(
+                [
+                    f"--git-dir={mirror.path}",
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    "--end-of-options",
+                    f"{rev}^{{commit}}",
+                ],
+                where=top,
+            )
+            .decode()
+            .strip()
+        )
     except InputError as exc:
         raise InputError(
             f"unknown commit {rev!r}",

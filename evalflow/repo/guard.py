@@ -1,8 +1,12 @@
 """The read-only guard: proves the evaluated repository is unchanged by an evaluation.
 
-It records HEAD, `git status --porcelain` and a content hash of every tracked and untracked
-file before scoring, and compares after. Any difference is a `ReadOnlyViolationError`
-(SPEC core rule 5): evalflow never edits the target, not even by accident.
+It records HEAD, the working tree's status against HEAD and a content hash of every tracked
+and untracked file before scoring, and compares after. Any difference is a
+`ReadOnlyViolationError` (SPEC core rule 5): evalflow never edits the target, not even by
+accident. HEAD comes from a fetch into evalflow's mirror, status and the file list from git on
+the working tree with the mirror's config and a private index (`evalflow.repo.git.worktree`),
+and contents are read without following any symlink (`evalflow.repo.worktree_fs`): checking the
+repository runs none of its code and reads nothing outside it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evalflow.errors import ReadOnlyViolationError
-from evalflow.repo.git import git
+from evalflow.repo.git import require_repo, resolve_commit, worktree
+from evalflow.repo.worktree_fs import fingerprint
 
 
 class RepoState(BaseModel):
@@ -25,22 +30,18 @@ class RepoState(BaseModel):
 
 
 def capture_state(repo: Path) -> RepoState:
-    head = git(repo, "rev-parse", "HEAD").decode().strip()
-    status = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").decode(
-        "utf-8", "replace"
-    )
+    top = require_repo(repo)
+    head = resolve_commit(top, "HEAD")
+    with worktree(top, index_from=head) as run:
+        status = run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
     digest = hashlib.sha256()
-    listing = git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     for raw in sorted(set(listing.split(b"\0")) - {b""}):
-        path = repo / raw.decode("utf-8", "replace")
         digest.update(raw + b"\0")
-        if path.is_symlink():
-            digest.update(b"link:" + str(path.readlink()).encode())
-        elif path.is_file():
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        else:
-            digest.update(b"missing")
-    return RepoState(head=head, status=status, content_sha256=digest.hexdigest())
+        digest.update(fingerprint(top, raw.decode("utf-8", "surrogateescape")))
+    return RepoState(
+        head=head, status=status.decode("utf-8", "replace"), content_sha256=digest.hexdigest()
+    )
 
 
 def changes(before: RepoState, after: RepoState) -> list[str]:

@@ -1,9 +1,12 @@
 """An immutable, in-memory view of the evaluated repository's text files at one commit.
 
 Judges read code only through a snapshot, so no judge can write to the evaluated repository
-and every read is reproducible. Files are loaded in one `git cat-file --batch` pass. Binary
-files, files above the size limit, symlinks and submodules are skipped with a note; non-UTF-8
-text is decoded with replacement characters (line numbers stay right) and noted.
+and every read is reproducible. A commit is loaded from evalflow's mirror of the repository in
+one `git cat-file --batch` pass (`evalflow.repo.git`); a working tree is listed by git with the
+mirror's config and a private index, and read without following symlinks
+(`evalflow.repo.worktree_fs`). Binary files, files above the size limit, symlinks, special
+files and submodules are skipped with a note; non-UTF-8 text is decoded with replacement
+characters (line numbers stay right) and noted.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalflow.repo.git import git
+from evalflow.repo.git import git, worktree
+from evalflow.repo.worktree_fs import read_regular
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 WORKTREE = "WORKTREE"
@@ -109,20 +113,24 @@ def load_snapshot(
 def load_worktree_snapshot(
     repo: Path, head_commit: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> RepoSnapshot:
-    """Tracked and untracked (not ignored) files as they are on disk, read only."""
+    """Tracked (in `head_commit`) and untracked, not ignored files as on disk, read only."""
     notes: list[str] = []
     files: dict[str, SourceFile] = {}
-    root = repo.resolve()
-    listing = git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    with worktree(repo, index_from=head_commit) as run:
+        listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
     for raw in sorted(set(listing.split(b"\0")) - {b""}):
         path = raw.decode("utf-8", "replace")
-        full = repo / path
-        if full.is_symlink():
+        entry, data = read_regular(repo, raw.decode("utf-8", "surrogateescape"), max_file_bytes)
+        if entry.kind == "symlink":
             notes.append(f"{path}: skipped, symbolic link")
-            continue
-        if not full.is_file() or not full.resolve().is_relative_to(root):
-            continue
-        text = _decode(path, full.read_bytes(), max_file_bytes, notes)
-        if text is not None:
-            files[path] = SourceFile(path, text)
+        elif entry.kind == "special":
+            notes.append(f"{path}: skipped, not a regular file")
+        elif entry.kind == "file" and data is None:
+            notes.append(
+                f"{path}: skipped, {entry.size} bytes is above the {max_file_bytes}-byte limit"
+            )
+        elif data is not None:
+            text = _decode(path, data, max_file_bytes, notes)
+            if text is not None:
+                files[path] = SourceFile(path, text)
     return RepoSnapshot(commit=f"{head_commit}+{WORKTREE}", files=files, notes=tuple(notes))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -9,9 +10,15 @@ import pytest
 from evalflow.errors import InputError, ReadOnlyViolationError
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import diff_surface, unified_diff
-from evalflow.repo.git import git, require_repo, resolve_commit, scrubbed_env
+from evalflow.repo.git import require_repo, resolve_commit, scrubbed_env
 from evalflow.repo.guard import capture_state, verify_unchanged
 from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
+
+
+def _commit_all(repo: Path) -> None:
+    """Commit like a user would (evalflow itself never writes to an evaluated repository)."""
+    for args in (["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 def test_builder_gives_fixed_shas(make_repo) -> None:
@@ -66,8 +73,7 @@ def test_snapshot_skips_binary_huge_and_decodes_latin1(make_repo) -> None:
     (repo / "blob.bin").write_bytes(b"\0\1\2\3")
     (repo / "huge.txt").write_text("x" * 2000)
     (repo / "latin.txt").write_bytes("café\n".encode("latin-1"))
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    _commit_all(repo)
     snap = load_snapshot(repo, resolve_commit(repo, "HEAD"), max_file_bytes=1000)
     assert "ok.py" in snap and "blob.bin" not in snap and "huge.txt" not in snap
     assert snap.lines("latin.txt")[0] == "caf\ufffd"
@@ -105,10 +111,13 @@ def test_git_errors_are_one_line(tmp_path: Path, make_repo) -> None:
         resolve_commit(repo, "nope")
 
 
-def test_scrubbed_env_drops_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scrubbed_env_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
-    monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("HARMLESS", "ok")
-    env = scrubbed_env()
-    assert "ANTHROPIC_API_KEY" not in env and "GITHUB_TOKEN" not in env
-    assert env["HARMLESS"] == "ok"
+    monkeypatch.setenv("MY_DB_PASSWD", "hunter2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://u:pw@h/db")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_TIME", "C")
+    env = scrubbed_env({"EXTRA": "given"})
+    assert not {"ANTHROPIC_API_KEY", "MY_DB_PASSWD", "DATABASE_URL"} & set(env)
+    assert env["LANG"] == "C.UTF-8" and env["LC_TIME"] == "C" and env["EXTRA"] == "given"
+    assert "PATH" in env

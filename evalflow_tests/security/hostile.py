@@ -1,0 +1,175 @@
+"""Builders of hostile repositories: each function adds one attack and returns what it armed.
+
+An attack is a program the repository asks git (or a gate) to run. Every program is a shell
+script that, if it ever runs, writes ``<markers>/<name>`` (with the environment it saw, so a
+leaked secret is visible) — a test proves containment by finding no marker at all.
+
+Attacks that live in the tree (``.gitattributes``) must be committed, so they are text to put
+in the commit (`HOSTILE_ATTRIBUTES`); attacks in ``.git`` are armed on a built repository
+(`arm_config`, `arm_hooks`, `arm_all`). Arming never changes a commit, so a hostile repository
+and its clean twin built from the same sources have the same SHAs and must score the same.
+"""
+
+from __future__ import annotations
+
+import shlex
+import stat
+import subprocess
+from pathlib import Path
+
+# Committed in the tree: every path goes through filter "x" and every .py diffs through "x".
+HOSTILE_ATTRIBUTES = "* filter=x\n*.py diff=x\n"
+
+# Config keys whose value git runs as a program, one marker name each.
+PROGRAM_KEYS = {
+    "core.fsmonitor": "fsmonitor",
+    "core.pager": "pager",
+    "core.editor": "editor",
+    "core.sshCommand": "ssh",
+    "core.askPass": "askpass",
+    "core.alternateRefsCommand": "alternate-refs",
+    "filter.x.clean": "filter-clean",
+    "filter.x.smudge": "filter-smudge",
+    "filter.x.process": "filter-process",
+    "diff.external": "diff-external",
+    "diff.x.textconv": "textconv",
+    "diff.x.command": "diff-command",
+    "merge.x.driver": "merge-driver",
+    "credential.helper": "credential",
+    "gpg.program": "gpg",
+    "sequence.editor": "sequence-editor",
+    "uploadpack.packObjectsHook": "pack-objects-hook",
+    "pager.diff": "pager-diff",
+    "pager.status": "pager-status",
+}
+# Keys set through an included file (include.path), so includes are attacked on their own.
+INCLUDED_KEYS = {"core.fsmonitor": "included-fsmonitor", "diff.external": "included-diff"}
+HOOKS = (
+    "post-checkout",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-merge",
+    "pre-commit",
+    "fsmonitor-watchman",
+    "push-to-checkout",
+    "post-rewrite",
+)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"},
+    )
+
+
+def marker_script(path: Path, markers: Path, name: str) -> Path:
+    """An executable that, when run, records that it ran and the environment it saw."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f"mkdir -p '{markers}'\n"
+        f"env > '{markers}/{name}'\n"
+        # Pass data through, so a filter or pager that ran would also "work".
+        "cat 2>/dev/null\n"
+        "exit 0\n"
+    )
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def arm_config(repo: Path, markers: Path, keys: dict[str, str] | None = None) -> list[str]:
+    """Set each program-valued config key of the repository's ``.git/config`` to a marker."""
+    armed = []
+    for key, name in (keys or PROGRAM_KEYS).items():
+        script = marker_script(repo / ".git" / "evil" / f"{name}.sh", markers, name)
+        _git(repo, "config", key, str(script))
+        armed.append(name)
+    return armed
+
+
+def arm_include(repo: Path, markers: Path) -> list[str]:
+    """``include.path`` and ``includeIf.gitdir:`` pulling in a file that sets more programs."""
+    included = repo / ".git" / "evil" / "included.config"
+    included.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for key, name in INCLUDED_KEYS.items():
+        script = marker_script(repo / ".git" / "evil" / f"{name}.sh", markers, name)
+        section, _, option = key.rpartition(".")
+        lines.append(f"[{section}]\n\t{option} = {script}\n")
+    included.write_text("".join(lines))
+    _git(repo, "config", "include.path", str(included))
+    _git(repo, "config", "includeIf.gitdir:/.path", str(included))
+    return list(INCLUDED_KEYS.values())
+
+
+def arm_hooks(repo: Path, markers: Path) -> list[str]:
+    """Hooks in ``.git/hooks`` and in a ``core.hooksPath`` directory."""
+    other = repo / ".git" / "evil-hooks"
+    for hook in HOOKS:
+        marker_script(repo / ".git" / "hooks" / hook, markers, f"hook-{hook}")
+        marker_script(other / hook, markers, f"hookspath-{hook}")
+    _git(repo, "config", "core.hooksPath", str(other))
+    return [f"hook-{h}" for h in HOOKS] + [f"hookspath-{h}" for h in HOOKS]
+
+
+def arm_all(repo: Path, markers: Path) -> list[str]:
+    """Every git attack above on one repository."""
+    return arm_config(repo, markers) + arm_include(repo, markers) + arm_hooks(repo, markers)
+
+
+def fired(markers: Path) -> list[str]:
+    """The attacks whose program ran (empty when everything was contained)."""
+    return sorted(p.name for p in markers.iterdir()) if markers.is_dir() else []
+
+
+# --- hostile gate commands (run inside the gate sandbox) ----------------------------------
+
+ESCAPE_MARKER = "evalflow-escaped"
+
+
+def escape_gate(targets: dict[str, Path]) -> str:
+    """A gate command that tries to create ``<target>/evalflow-escaped-<name>`` in each target.
+
+    It prints ``wrote <name>`` for each write that succeeded and always exits 0, so a test can
+    assert on the host side that nothing appeared, and on the gate side which writes worked.
+    """
+    tries = [
+        f"(: > '{path}/{ESCAPE_MARKER}-{name}') 2>/dev/null && echo 'wrote {name}'"
+        for name, path in targets.items()
+    ]
+    return "; ".join([*tries, "exit 0"])
+
+
+def fork_bomb(count: int, tag: int) -> str:
+    """Start `count` background ``sleep <tag>`` processes (the tag lets a test find them)."""
+    return f"i=0; while [ $i -lt {count} ]; do sleep {tag} & i=$((i + 1)); done; wait"
+
+
+def fill_disk(path: str, mib: int) -> str:
+    """Write `mib` MiB of zeros to `path` (``$TMPDIR/…``: the gate's tmpfs)."""
+    return f"dd if=/dev/zero of={path} bs=1M count={mib} 2>&1; echo dd-exit=$?; exit 1"
+
+
+def connect_gate(port: int) -> str:
+    """Try a TCP connection to 127.0.0.1:`port` and send a marker; print what happened."""
+    script = (
+        "import socket\n"
+        "try:\n"
+        f"    s = socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+        "    s.sendall(b'evalflow-escaped')\n"
+        "    print('connected')\n"
+        "except OSError as exc:\n"
+        "    print('blocked', exc)\n"
+    )
+    return f"python3 -c {shlex.quote(script)}"
+
+
+def environ_gate() -> str:
+    """Dump every environment this gate can read: its own and every visible /proc/*/environ."""
+    return (
+        "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done 2>/dev/null; exit 0"
+    )
