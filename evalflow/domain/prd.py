@@ -6,10 +6,15 @@ Two dialects:
   (under an "Acceptance criteria" label when there is one). An out-of-scope section is any
   heading that reads like one (out of scope, non-goals, not in scope, exclusions).
 - `spec-kit`: `### User Story 1 - Title (Priority: P1)` with an "Acceptance Scenarios" list;
-  its P1/P2/P3 labels map onto evalflow's P0/P1/P2 by a configurable table.
+  its P1–P5 labels map onto evalflow's P0/P1/P2 by a configurable table
+  (`SPEC_KIT_PRIORITY_MAP`: P1→P0, P2→P1, P3/P4/P5→P2).
 
-A story without a label gets `assumed_priority` and `assumed=True`; the report lists it under
-assumptions. Malformed input raises `InputError` naming the file and line.
+A story without a label, or with a label the dialect (or the mapping) does not know, gets
+`assumed_priority` and `assumed=True`; the report lists it under assumptions (SPEC
+reproducibility rule 2: never fatal, never silent). Out-of-scope items are the list items
+under an out-of-scope heading ("Out of Scope", "Non-Goals", ...) and the items under an
+"Assumptions" heading that say they are excluded; a nested bullet belongs to its parent item,
+so each item is kept whole. Malformed input raises `InputError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -24,7 +29,13 @@ from evalflow.errors import InputError
 
 Dialect = Literal["auto", "prd", "spec-kit"]
 
-SPEC_KIT_PRIORITY_MAP: Mapping[str, Priority] = {"P1": "P0", "P2": "P1", "P3": "P2"}
+SPEC_KIT_PRIORITY_MAP: Mapping[str, Priority] = {
+    "P1": "P0",
+    "P2": "P1",
+    "P3": "P2",
+    "P4": "P2",
+    "P5": "P2",
+}
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -39,6 +50,19 @@ _STORY_NAME = re.compile(
 _SPEC_KIT_STORY = re.compile(r"^user\s+story\s+(\d+)\s*[-–—:]\s*(.*)$", re.IGNORECASE)
 _OUT_OF_SCOPE = re.compile(
     r"out[\s-]of[\s-]scope|non[\s-]?goals?|not\s+in\s+scope|exclusions?|won'?t\s+do",
+    re.IGNORECASE,
+)
+_ASSUMPTIONS = re.compile(r"^assumptions?\b", re.IGNORECASE)
+# An assumption that states an exclusion is an out-of-scope item (spec-kit often files them so).
+_EXCLUSION = re.compile(
+    r"out[\s-]of[\s-]scope|non[\s-]?goals?|not\s+(?:in\s+scope|included|supported|part\s+of)"
+    r"|\bexcluded\b|\bdeferred\b|won'?t\s+(?:be|do|support)|will\s+not\s+(?:be|support)",
+    re.IGNORECASE,
+)
+# A bullet that only labels the exclusions nested under it ("**Out of scope**:").
+_EXCLUSION_LABEL = re.compile(
+    r"^[*_\s]*(?:out[\s-]of[\s-]scope|non[\s-]?goals?|not\s+in\s+scope|exclusions?)"
+    r"(?:\s*\([^)]*\))?[*_\s]*:?[*_\s]*$",
     re.IGNORECASE,
 )
 _AC_LABEL = re.compile(r"^\**\s*(acceptance\s+(criteria|scenarios))\b", re.IGNORECASE)
@@ -83,19 +107,14 @@ def _priority_label(title: str) -> tuple[str | None, str]:
 
 
 def _normalise_priority(
-    label: str, dialect: str, mapping: Mapping[str, Priority], where: str
-) -> Priority:
+    label: str | None, dialect: str, mapping: Mapping[str, Priority]
+) -> Priority | None:
+    """evalflow's priority for a story's label; None when there is none or it is unknown."""
+    if label is None:
+        return None
     if dialect == "spec-kit":
-        if label not in mapping:
-            raise InputError(
-                f"priority {label} has no entry in the spec-kit priority mapping",
-                where=where,
-                fix=f"use one of {', '.join(sorted(mapping))} or extend priority_mapping",
-            )
-        return mapping[label]
-    if label not in ("P0", "P1", "P2"):
-        raise InputError(f"unknown priority {label}", where=where, fix="label stories P0, P1 or P2")
-    return cast(Priority, label)
+        return mapping.get(label)
+    return cast(Priority, label) if label in ("P0", "P1", "P2") else None
 
 
 def parse_prd(
@@ -118,6 +137,10 @@ def parse_prd(
     out_of_scope: list[OutOfScopeItem] = []
     current: _StoryDraft | None = None
     in_oos_level: int | None = None
+    # "all": every item is out of scope; "stated": only items that say they are excluded.
+    oos_mode: Literal["all", "stated"] = "all"
+    # Inside an Assumptions section, the nested items of an "Out of scope:" bullet are items.
+    label_open = False
     in_fence = False
     # The list a continuation line (indented, no marker) extends; None after a paragraph break.
     open_list: list | None = None
@@ -138,8 +161,12 @@ def parse_prd(
             if in_oos_level is not None and level > in_oos_level:
                 continue
             in_oos_level = None
-            if _OUT_OF_SCOPE.search(htext) and not _PRIORITY.search(htext):
+            if not _PRIORITY.search(htext) and (
+                _OUT_OF_SCOPE.search(htext) or _ASSUMPTIONS.match(htext)
+            ):
                 in_oos_level = level
+                oos_mode = "all" if _OUT_OF_SCOPE.search(htext) else "stated"
+                label_open = False
                 current = None
                 continue
             if current is not None and level > current.level:
@@ -152,10 +179,23 @@ def parse_prd(
             continue
 
         item = _LIST_ITEM.match(raw)
+        if item and item.group(1) and in_oos_level is not None and label_open:
+            out_of_scope.append(OutOfScopeItem(text=_clean(item.group(2)), line=number))
+            open_list = out_of_scope
+            continue
+        if item and item.group(1) and open_list:
+            # A nested bullet belongs to the item above it: the item is kept whole.
+            _continue_item(open_list, item.group(2), nested=True)
+            continue
         if item and not item.group(1):
             if in_oos_level is not None:
-                out_of_scope.append(OutOfScopeItem(text=_clean(item.group(2)), line=number))
-                open_list = out_of_scope
+                text = _clean(item.group(2))
+                label_open = oos_mode == "stated" and bool(_EXCLUSION_LABEL.match(text))
+                if oos_mode == "all" or (not label_open and _EXCLUSION.search(text)):
+                    out_of_scope.append(OutOfScopeItem(text=text, line=number))
+                    open_list = out_of_scope
+                else:
+                    open_list = None
             elif current is not None:
                 target = current.items()
                 target.append(_ac(current, target, item.group(2), number))
@@ -199,11 +239,8 @@ def parse_prd(
                     fix="give every acceptance criterion a unique id",
                 )
             seen_ac[ac.id] = ac.line
-        where = f"{source}:{draft.line}"
-        if draft.priority is None:
-            priority, assumed = assumed_priority, True
-        else:
-            priority, assumed = _normalise_priority(draft.priority, resolved, mapping, where), False
+        known = _normalise_priority(draft.priority, resolved, mapping)
+        priority, assumed = (assumed_priority, True) if known is None else (known, False)
         built.append(
             Story(
                 id=draft.id,
@@ -261,9 +298,10 @@ def _ac(
     return AcceptanceCriterion(id=ac_id, text=_clean(text), line=line)
 
 
-def _continue_item(items: list, raw: str) -> None:
+def _continue_item(items: list, raw: str, *, nested: bool = False) -> None:
     last = items[-1]
-    items[-1] = last.model_copy(update={"text": f"{last.text} {_clean(raw)}"})
+    glue = " " if not nested or last.text.endswith((":", ";", ",")) else "; "
+    items[-1] = last.model_copy(update={"text": f"{last.text}{glue}{_clean(raw)}"})
 
 
 def _clean(text: str) -> str:

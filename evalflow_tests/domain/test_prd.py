@@ -93,7 +93,6 @@ def test_spec_kit_convention_maps_priorities() -> None:
         ("", "no user stories found"),
         ("# Title\n\nJust prose.\n", "no user stories found"),
         ("## Story S1: A (P0)\n\nNo list here.\n", "has no acceptance criteria"),
-        ("## Story S1: A (P7)\n- x\n", "unknown priority P7"),
         ("## Story S1: A (P0)\n- S1-AC1: x\n## Story S1: B (P1)\n- y\n", "duplicate story id"),
         ("## Story S1: A (P0)\n- AC-1: x\n## Story S2: B (P1)\n- AC-1: y\n", "duplicate AC id"),
     ],
@@ -117,3 +116,38 @@ def test_demo_prd_parses() -> None:
     assert len(prd.ac_ids()) == 10
     assert {s.priority for s in prd.stories} == {"P0", "P1", "P2"}
     assert len(prd.out_of_scope) == 3
+
+
+def test_unknown_or_p4_p5_priorities_never_fail() -> None:
+    text = SPEC_KIT.replace("(Priority: P3)", "(Priority: P4)") + (
+        "\n### User Story 3 - Export (Priority: P5)\n\n1. **Given** x, **When** y, **Then** z.\n"
+        "\n### User Story 4 - Later (Priority: P9)\n\n1. **Given** x, **When** y, **Then** z.\n"
+    )
+    prd = parse_prd(text, "spec.md")
+    got = [(s.id, s.priority, s.assumed) for s in prd.stories]
+    assert got == [("US1", "P0", False), ("US2", "P2", False), ("US3", "P2", False),
+                   ("US4", "P1", True)]  # fmt: skip
+    unknown = parse_prd("## Story S1: A (P7)\n- x\n", "prd.md")
+    assert (unknown.stories[0].priority, unknown.stories[0].assumed) == ("P1", True)
+
+
+def test_out_of_scope_under_assumptions_and_non_goals_kept_whole() -> None:
+    text = SPEC_KIT + (
+        "\n## Assumptions\n\n- Users already have accounts.\n- **Out of scope**:\n"
+        "  - Refunds (handled by support)\n  - CSV export\n"
+        "- Mobile apps are out of scope (web only, v1).\n"
+        "\n## Non-Goals\n\n1. Single sign-on (SSO):\n   - SAML\n   - OIDC\n"
+    )
+    prd = parse_prd(text, "spec.md")
+    assert [o.text for o in prd.out_of_scope] == [
+        "Refunds (handled by support)",
+        "CSV export",
+        "Mobile apps are out of scope (web only, v1).",
+        "Single sign-on (SSO): SAML; OIDC",
+    ]
+    assert len(prd.ac_ids()) == 3  # no assumption became an AC
+
+
+def test_nested_bullet_belongs_to_its_ac() -> None:
+    prd = parse_prd("## Story S1: A (P0)\n- S1-AC1: Given x\n  - then y\n- S1-AC2: z\n", "p.md")
+    assert [a.text for a in prd.stories[0].acs] == ["Given x; then y", "z"]
