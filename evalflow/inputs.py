@@ -1,4 +1,4 @@
-"""Reading a run's inputs from disk: manifest, PRD, frozen baseline.
+"""Reading a run's inputs from disk: manifest, PRD, frozen baseline, benchmark settings.
 
 Every reader turns a missing file, bad YAML or a schema violation into one `InputError`
 naming the file (and line where YAML knows it) and the fix. Relative paths inside a manifest
@@ -7,7 +7,7 @@ resolve against the manifest's own directory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,9 +15,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalflow.domain.baseline import baseline_sha256, error_location, validate_baseline
-from evalflow.domain.models import PRD, Baseline, RunManifest
+from evalflow.domain.models import PRD, Baseline, GateSettings, RunManifest
 from evalflow.domain.prd import parse_prd
 from evalflow.errors import InputError
+from evalflow.gates.sandbox import GateLimits
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,9 +72,27 @@ class LoadedManifest:
         return (self.path.parent / value).resolve()
 
 
+def check_gate_settings(settings: GateSettings, path: Path, what: str) -> GateSettings:
+    """`gate_limits` must name GateLimits fields with valid values (checked where read)."""
+    validate_model(GateSettings, settings.model_dump(), path, what)
+    try:
+        GateLimits.model_validate({k: v for k, v in settings.gate_limits.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise InputError(
+            f"invalid {what}: gate_limits.{loc}: {err['msg']}",
+            where=str(path),
+            fix="use GateLimits fields (see docs/configuration.md, Gates)",
+        ) from exc
+    return settings
+
+
 def load_manifest(path: Path) -> LoadedManifest:
     data = read_yaml(path, "run manifest")
-    return LoadedManifest(validate_model(RunManifest, data, path, "run manifest"), path.resolve())
+    manifest = validate_model(RunManifest, data, path, "run manifest")
+    check_gate_settings(manifest.gate_settings, path, "run manifest")
+    return LoadedManifest(manifest, path.resolve())
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,24 @@ class Benchmark:
     baseline: Baseline
     baseline_sha256: str
     baseline_path: Path
+    gate_defaults: GateSettings = field(default_factory=GateSettings)
+
+
+BENCHMARK_SETTINGS = "_benchmark.yaml"
+
+
+def load_gate_defaults(benchmark_dir: Path) -> GateSettings:
+    """The benchmark's gate defaults from `_benchmark.yaml` (none when the file is absent).
+
+    Kept apart from the frozen baseline: setting up dependencies changes no verdict, so it
+    must not force a re-freeze.
+    """
+    path = benchmark_dir / BENCHMARK_SETTINGS
+    if not path.is_file():
+        return GateSettings()
+    what = "benchmark settings"
+    settings = validate_model(GateSettings, read_yaml(path, what), path, what)
+    return check_gate_settings(settings, path, what)
 
 
 def lock_path(baseline_path: Path) -> Path:
@@ -108,4 +145,5 @@ def load_benchmark(baseline_path: Path) -> Benchmark:
             fix="revert the edit, or re-freeze (evalflow baseline freeze --force) and re-score "
             "every run of this benchmark",
         )
-    return Benchmark(prd, prd_text, baseline, sha, baseline_path.resolve())
+    defaults = load_gate_defaults(baseline_path.parent)
+    return Benchmark(prd, prd_text, baseline, sha, baseline_path.resolve(), defaults)

@@ -99,8 +99,20 @@ class JudgeChoice:
         return out
 
 
-def _run_config(warehouse_root: str, judge: JudgeChoice) -> dict:
-    config: dict = {"evalflow": {"config": {"warehouse": warehouse_root, **judge.config()}}}
+@dataclass(frozen=True)
+class GateChoice:
+    """The CLI's gate options: ignore the gate-result cache, refuse missing isolation."""
+
+    rerun: bool = False
+    require_isolation: bool = False
+
+    def config(self) -> dict:
+        return {"rerun_gates": self.rerun, "require_isolation": self.require_isolation}
+
+
+def _run_config(warehouse_root: str, judge: JudgeChoice, gates: GateChoice = GateChoice()) -> dict:
+    settings = {"warehouse": warehouse_root, **judge.config(), **gates.config()}
+    config: dict = {"evalflow": {"config": settings}}
     return {
         "resources": {**config, "warehouse_io": {"config": {"warehouse": warehouse_root}}},
         "loggers": QUIET_LOGS,
@@ -121,7 +133,11 @@ def _failure_message(result: dg.ExecuteJobResult) -> str:
 
 
 def run_partition(
-    warehouse_root: str, partition: str, judge: JudgeChoice, executor: str
+    warehouse_root: str,
+    partition: str,
+    judge: JudgeChoice,
+    executor: str,
+    gates: GateChoice = GateChoice(),
 ) -> Outcome:
     """Materialise every per-run asset of one partition in its own Dagster run."""
     start = time.perf_counter()
@@ -129,7 +145,7 @@ def run_partition(
     with dg.execute_job(
         dg.reconstructable(job),
         instance=instance(warehouse_root),
-        run_config=_run_config(warehouse_root, judge),
+        run_config=_run_config(warehouse_root, judge, gates),
         tags={"dagster/partition": partition},
     ) as result:
         ok = result.success
@@ -178,6 +194,7 @@ def materialize(
     executor: str = "in_process",
     workers: int = 1,
     on_done: Callable[[Outcome], None] = lambda _: None,
+    gates: GateChoice = GateChoice(),
 ) -> list[Outcome]:
     """Evaluate the given partitions (default: all registered), then rank and refresh the
     DuckDB catalog. Returns one outcome per partition plus the ranking run."""
@@ -189,12 +206,13 @@ def materialize(
     outcomes: list[Outcome] = []
     if workers <= 1 or len(wanted) == 1:
         for key in wanted:
-            outcomes.append(run_partition(warehouse_root, key, judge, executor))
+            outcomes.append(run_partition(warehouse_root, key, judge, executor, gates))
             on_done(outcomes[-1])
     else:
         with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
             futures = [
-                pool.submit(run_partition, warehouse_root, k, judge, executor) for k in wanted
+                pool.submit(run_partition, warehouse_root, k, judge, executor, gates)
+                for k in wanted
             ]
             for future in as_completed(futures):
                 outcomes.append(future.result())

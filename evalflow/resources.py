@@ -22,6 +22,8 @@ class EvalflowResource(dg.ConfigurableResource):
     judge: str = ""
     borderline_max: float = 0.2  # asset check `borderline_rate` warns above this share
     gate_timeout_s: float = 600.0  # per engineering gate; the process group is killed after it
+    rerun_gates: bool = False  # ignore the gate-result cache (--rerun-gates)
+    require_isolation: bool = False  # a missing sandbox feature fails the run (--require-isolation)
     # The judge's spend limit for one framework run (--max-cost; unset ⇒ $EVALFLOW_MAX_COST_USD,
     # unset too ⇒ no limit), split evenly over its k scoring runs: each is its own asset,
     # possibly in its own process. 0 means spend nothing.

@@ -1,29 +1,41 @@
-"""Engineering gates G (SPEC §1): the gate result model and the rules that decide a gate.
+"""Engineering gates G (SPEC §1, §5): the gate result model and the rules that decide a gate.
 
 Pure: running commands lives in `evalflow.gates`; this module only judges what a run
 produced. The rules, in one place:
 
-- A gate is ``pass`` (exit 0) or ``fail`` (non-zero exit, or killed at its timeout) only
-  from an actual run of the manifest's exact command.
-- ``not-run`` always carries a reason *and* a recorded probe attempt (the command that was
-  tried and its output); the model refuses to exist otherwise, so a silent not-run cannot be
-  produced. A gate with no command in the manifest is ``not-run`` whose probe is the manifest
-  read itself (`manifest_probe`). A command whose executable (or ``python -m`` module) is not
-  installed is environment unavailability, not the project's failure: ``not-run`` with the
-  ``command -v`` / ``find_spec`` probe and its output.
-- ``pre-existing``: the gate fails on head, the *same* command also fails on the base commit
-  with the same exit code and the same timed-out flag, and the head's failing output names no
-  file of the diff surface. That is "a pre-existing unrelated toolchain failure in code the
-  change did not touch" — an out-of-scope note, not ✗. Any other failure stays ``fail``;
-  mentions are matched generously (see `mention_pattern`), so doubt resolves towards ✗.
-- Only ``fail`` is a confirmed ✗ and triggers Adjusted Final (`confirmed_failure`);
-  ``not-run`` is a blind spot and ``pre-existing`` a note, neither adjusts.
+- A gate is ``pass`` (exit 0 within its timeout) only from an actual run of its exact
+  command. A non-zero exit (or a timeout) is classified (`classify_failure`):
+  ``infra`` — evalflow's environment failed, not the project: exit 126/127, a command not
+  found, a module the project declares (or the command's own tool) not found, a network
+  error, a resource limit hit, out of memory, a full disk, a timeout with no output, a sandbox
+  that could not be set up — becomes ``not-run`` with the attempt (command, output, exit code)
+  as its probe and the matched output line as ``evidence``; ``failed`` — the project's own
+  code ran and failed — becomes ``fail`` (✗).
+- The dependency ``setup`` step has its own row (✓ ``pass`` / ✗ ``fail`` / ``not-run``), never
+  a confirmed ✗: when it did not pass, every gate is ``not-run`` with category ``setup`` and
+  the setup's attempt as probe.
+- A gate with no command is ``unscored`` ("no gate command configured"): nothing was tried,
+  so there is no probe, and it never adjusts Final.
+- ``pre-existing``: the gate fails on head, the *same* setup and command also fail on a
+  *comparable* base commit with the same exit code and timed-out flag, and the head's failing
+  output names no file of the diff surface — an out-of-scope note, not ✗. Base is not
+  comparable (`base_incomparable`) when it lacks a project manifest head has, its setup did
+  not pass, or the command hit an environment failure there; the head failure is then ✗ on
+  its own merits. Mentions are matched generously (`mention_pattern`): doubt resolves to ✗.
+- Only ``fail`` on a gate (never on ``setup``) is a confirmed ✗ and triggers Adjusted Final
+  (`confirmed_failure`); ``not-run`` is a blind spot, ``pre-existing`` a note, ``unscored``
+  nothing at all.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import re
-from collections.abc import Iterable, Sequence
+import shlex
+import tomllib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Literal
 
 import pandas as pd
@@ -31,10 +43,40 @@ from pydantic import Field, model_validator
 
 from evalflow.domain.models import Frozen, GateName
 
-GateStatus = Literal["pass", "fail", "not-run", "pre-existing"]
+GateStatus = Literal["pass", "fail", "not-run", "pre-existing", "unscored"]
+StepName = Literal["setup", "build", "lint", "unit", "e2e"]
+Category = Literal["infra", "setup", "failed", "unconfigured"]
 
 GATES: tuple[GateName, ...] = ("build", "lint", "unit", "e2e")
-NO_COMMAND_REASON = "no command in the manifest"
+SETUP: StepName = "setup"
+STATUSES: tuple[GateStatus, ...] = ("pass", "fail", "not-run", "pre-existing", "unscored")
+NO_COMMAND_REASON = "no gate command configured"
+EVIDENCE_CHARS = 300
+
+# Files whose presence says which toolchain a project uses; base lacking one head has is not
+# comparable. Lockfiles and dependency declarations also key the caches (`LOCKFILE_GLOBS`).
+PROJECT_MANIFESTS = (
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements*.txt",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+)
+LOCKFILE_GLOBS = (
+    "package.json",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "pyproject.toml",
+    "uv.lock",
+    "requirements*.txt",
+)
 
 GATE_RESULT_COLUMNS = [
     "run_key",
@@ -42,11 +84,17 @@ GATE_RESULT_COLUMNS = [
     "command",
     "status",
     "confirmed",
+    "category",
+    "evidence",
     "exit_code",
     "duration_s",
     "timed_out",
     "network_isolated",
     "target_read_only",
+    "isolation_missing",
+    "setup_command",
+    "cached",
+    "ran_at",
     "reason",
     "probe_command",
     "probe_output",
@@ -59,23 +107,27 @@ GATE_RESULT_COLUMNS = [
 
 
 class ProbeAttempt(Frozen):
-    """What was tried to find out whether a gate can run, and what came back."""
+    """What was tried (the command, or the setup behind it) and what came back."""
 
     command: str = Field(min_length=1)
     output: str
     exit_code: int | None = Field(
-        default=None, description="the probe's exit code; None when the probe ran no process"
+        default=None, description="the attempt's exit code; None when it ran no process"
     )
 
 
 class GateResult(Frozen):
-    """One engineering gate of one framework run."""
+    """One engineering gate (or the dependency setup step) of one framework run."""
 
-    gate: GateName
-    command: str | None = Field(
-        description="the exact command run; None when the manifest has none"
-    )
+    gate: StepName
+    command: str | None = Field(description="the exact command run; None when none is set")
     status: GateStatus
+    category: Category | None = Field(
+        default=None, description="why it did not pass: infra, setup, failed or unconfigured"
+    )
+    evidence: str | None = Field(
+        default=None, description="the output line (or fact) the category was decided on"
+    )
     exit_code: int | None = Field(
         default=None, description="the head run's exit code (negative: killed by that signal)"
     )
@@ -85,7 +137,17 @@ class GateResult(Frozen):
         default=False, description="the command ran without network access"
     )
     target_read_only: bool = Field(
-        default=False, description="the evaluated checkout was mounted read-only for the command"
+        default=False, description="the evaluated checkout was hidden or read-only for it"
+    )
+    isolation_missing: tuple[str, ...] = Field(
+        default=(), description="sandbox features this machine could not provide"
+    )
+    setup_command: str | None = Field(
+        default=None, description="the dependency setup that ran before it (exact commands)"
+    )
+    cached: bool = Field(default=False, description="reused from the gate-result cache")
+    ran_at: str | None = Field(
+        default=None, description="UTC time of the execution this result comes from"
     )
     output_tail: str = ""
     reason: str | None = None
@@ -99,55 +161,401 @@ class GateResult(Frozen):
     @model_validator(mode="after")
     def _status_is_earned(self) -> GateResult:
         ran = self.exit_code is not None
+        if self.status == "unscored":
+            if self.command is not None or ran or self.probe is not None:
+                raise ValueError("an unscored gate has no command, run or probe")
+            if self.category != "unconfigured" or not self.reason:
+                raise ValueError("an unscored gate is 'unconfigured' and says why")
+            return self
         if self.status == "not-run":
             if not (self.reason and self.reason.strip()):
                 raise ValueError("a not-run gate needs a reason")
             if self.probe is None:
-                raise ValueError("a not-run gate needs the recorded probe attempt (SPEC G)")
+                raise ValueError("a not-run gate needs the recorded attempt (SPEC G)")
             if ran or self.timed_out:
                 raise ValueError("a not-run gate has no exit code and cannot have timed out")
+            if self.category not in ("infra", "setup") or not self.evidence:
+                raise ValueError("a not-run gate is infra or setup, with evidence")
             return self
         if self.probe is not None:
             raise ValueError("only a not-run gate carries a probe")
         if self.command is None or not ran:
             raise ValueError(f"status {self.status!r} needs the command and its exit code")
         failed = self.timed_out or self.exit_code != 0
-        if self.status == "pass" and failed:
-            raise ValueError("a passing gate exits 0 within its timeout")
-        if self.status in ("fail", "pre-existing") and not failed:
+        if self.status == "pass":
+            if failed:
+                raise ValueError("a passing gate exits 0 within its timeout")
+            if self.category is not None:
+                raise ValueError("a passing gate has no failure category")
+            return self
+        if not failed:
             raise ValueError(f"status {self.status!r} needs a non-zero exit or a timeout")
-        if self.status == "pre-existing" and not (
-            self.base_exit_code is not None and (self.base_timed_out or self.base_exit_code != 0)
-        ):
-            raise ValueError("pre-existing needs the failing run on the base commit")
+        if self.category != "failed":
+            raise ValueError(f"status {self.status!r} is the project's own failure ('failed')")
+        if self.status == "pre-existing":
+            if self.gate == SETUP:
+                raise ValueError("the setup step is never judged against base")
+            if not (
+                self.base_exit_code is not None
+                and (self.base_timed_out or self.base_exit_code != 0)
+            ):
+                raise ValueError("pre-existing needs the failing run on the base commit")
         return self
 
     @property
     def confirmed(self) -> bool:
-        """A confirmed ✗: the only status that triggers Adjusted Final."""
-        return self.status == "fail"
+        """A confirmed ✗: the only status that triggers Adjusted Final (never the setup)."""
+        return self.status == "fail" and self.gate != SETUP
 
 
-def outcome_status(exit_code: int, timed_out: bool) -> Literal["pass", "fail"]:
-    return "pass" if exit_code == 0 and not timed_out else "fail"
-
-
-def manifest_probe(gate: GateName) -> ProbeAttempt:
-    """The probe of a gate the manifest gives no command for: the manifest read itself."""
-    return ProbeAttempt(
-        command=f"read gates.{gate} from the run manifest",
-        output=f"gates.{gate} is not set in the run manifest; there is no command to run",
-    )
-
-
-def no_command_result(gate: GateName) -> GateResult:
+def unscored_result(gate: GateName) -> GateResult:
+    """A gate nothing was configured for: no attempt, so no probe and no verdict."""
     return GateResult(
         gate=gate,
         command=None,
-        status="not-run",
+        status="unscored",
+        category="unconfigured",
         reason=NO_COMMAND_REASON,
-        probe=manifest_probe(gate),
     )
+
+
+# --- classifying a failed execution -------------------------------------------------------
+
+Verdict = tuple[Literal["infra", "failed"], str]
+
+_NOT_FOUND = re.compile(
+    r"(?:command not found|: not found$|No such file or directory$|Permission denied$"
+    r"|is not recognized as an internal or external command)"
+)
+# Name resolution and unreachable networks are never the project's doing. A refused or reset
+# connection can be the project's own test server failing, so it counts only on the way to a
+# package registry.
+_NETWORK = re.compile(
+    r"\b(?:EAI_AGAIN|ENOTFOUND|ENETUNREACH|EHOSTUNREACH|ENOTCACHED|getaddrinfo"
+    r"|Temporary failure in name resolution|Name or service not known|Network is unreachable"
+    r"|Could not resolve host)\b"
+)
+_REGISTRY_CONNECTION = re.compile(
+    r"(?:ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection refused|NewConnectionError"
+    r"|Failed to establish a new connection).*(?:registry|pypi\.org|pythonhosted\.org|yarnpkg)"
+    r"|(?:registry|pypi\.org|pythonhosted\.org|yarnpkg).*(?:ECONNREFUSED|ECONNRESET|ETIMEDOUT"
+    r"|Connection refused|NewConnectionError|Failed to establish a new connection)"
+)
+_MEMORY = re.compile(
+    r"(?:JavaScript heap out of memory|WebAssembly\.\w+\(\): Out of memory"
+    r"|Cannot allocate memory|std::bad_alloc|\bMemoryError\b|\bENOMEM\b)"
+)
+_DISK = re.compile(r"(?:No space left on device|\bENOSPC\b|Disk quota exceeded|\bEDQUOT\b)")
+_PY_MODULE = re.compile(r"No module named '?([A-Za-z_][\w.]*)'?")
+_JS_MODULE = re.compile(
+    r"(?:Cannot find (?:module|package) ['\"]([^'\"]+)['\"]"
+    r"|Failed to (?:resolve import|load url) ['\"]?([^'\" ]+)['\"]?)"
+)
+_FAILURE_LINE = re.compile(
+    r"(?:\bFAIL(?:ED)?\b|\b\d+ failed\b|\bError\b|\berror\b|\bAssertionError\b|✗|×)"
+)
+# Import names that differ from the distribution a project declares.
+_IMPORT_ALIASES = {
+    "yaml": "pyyaml",
+    "pil": "pillow",
+    "cv2": "opencv_python",
+    "sklearn": "scikit_learn",
+    "bs4": "beautifulsoup4",
+    "dateutil": "python_dateutil",
+    "dotenv": "python_dotenv",
+    "jwt": "pyjwt",
+    "attr": "attrs",
+    "git": "gitpython",
+    "magic": "python_magic",
+    "serial": "pyserial",
+    "usb": "pyusb",
+    "jose": "python_jose",
+    "multipart": "python_multipart",
+}
+
+
+def _shorten(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= EVIDENCE_CHARS else line[: EVIDENCE_CHARS - 1] + "…"
+
+
+def normalize_name(name: str) -> str:
+    """A dependency name as compared here: lower case, '-' and '.' as '_' (PEP 503-like)."""
+    return re.sub(r"[-_.]+", "_", name.strip().lower())
+
+
+def _js_package(spec: str) -> str | None:
+    """The package a JS import names ('@s/p/x' → '@s/p', 'p/x' → 'p'); None for local paths."""
+    if spec.startswith((".", "/", "~")) or spec.startswith("node:") or "://" in spec:
+        return None
+    parts = spec.split("/")
+    name = "/".join(parts[:2]) if spec.startswith("@") and len(parts) > 1 else parts[0]
+    return name.lower()
+
+
+def _python_package(module: str) -> str:
+    top = normalize_name(module.split(".", maxsplit=1)[0])
+    return _IMPORT_ALIASES.get(top, top)
+
+
+def _missing_dependency(line: str, known: frozenset[str]) -> str | None:
+    """The declared dependency or tool a 'module not found' line names, if any."""
+    for match in _PY_MODULE.finditer(line):
+        # 'pkg.sub' missing means pkg itself was found: the project's own import is wrong.
+        if "." not in match.group(1) and _python_package(match.group(1)) in known:
+            return match.group(1)
+    for match in _JS_MODULE.finditer(line):
+        spec = match.group(1) or match.group(2)
+        package = _js_package(spec)
+        if package is not None and (package in known or normalize_name(package) in known):
+            return spec
+    return None
+
+
+def classify_failure(
+    *,
+    exit_code: int,
+    timed_out: bool,
+    limit_hit: str | None,
+    lines: Iterable[str],
+    declared: Collection[str] = (),
+    tools: Collection[str] = (),
+) -> Verdict:
+    """Decide a non-zero exit (or timeout): ``("infra", evidence)`` or ``("failed", evidence)``.
+
+    `lines` is the command's whole output; `declared` the project's declared dependencies and
+    `tools` the command's own entry points (normalized with `normalize_name`). The first
+    environment signature found decides infra; without one the project's code failed.
+    """
+    # The wall-time limit is the timeout, judged below by whether the command got anywhere.
+    if limit_hit and limit_hit != "wall time":
+        return "infra", f"the sandbox's {limit_hit} limit was hit"
+    known = frozenset(normalize_name(n) for n in (*declared, *tools)) | frozenset(
+        n.lower() for n in (*declared, *tools)
+    )
+    not_found: str | None = None
+    first_failure: str | None = None
+    last_line: str | None = None
+    for raw in lines:
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        last_line = line
+        if _NETWORK.search(line) or _REGISTRY_CONNECTION.search(line):
+            return "infra", f"network unavailable: {_shorten(line)}"
+        if _MEMORY.search(line):
+            return "infra", f"out of memory: {_shorten(line)}"
+        if _DISK.search(line):
+            return "infra", f"disk full: {_shorten(line)}"
+        if _NOT_FOUND.search(line) and not_found is None:
+            not_found = line
+        missing = _missing_dependency(line, known)
+        if missing is not None:
+            return "infra", f"dependency `{missing}` is not installed: {_shorten(line)}"
+        if first_failure is None and _FAILURE_LINE.search(line):
+            first_failure = line
+    if exit_code in (126, 127):
+        shown = _shorten(not_found) if not_found else "no error output"
+        return "infra", f"exit {exit_code} (command not found or not executable): {shown}"
+    if not_found is not None and (
+        "command not found" in not_found or not_found.endswith(": not found")
+    ):
+        return "infra", f"command not found: {_shorten(not_found)}"
+    if timed_out:
+        if last_line is None:
+            return "infra", "timed out without any output"
+        return "failed", f"killed at its timeout; last output: {_shorten(last_line)}"
+    if first_failure is not None:
+        return "failed", _shorten(first_failure)
+    return "failed", _shorten(last_line) if last_line else f"exit {exit_code}, no output"
+
+
+# --- what a project declares -----------------------------------------------------------
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _requirement_names(lines: Iterable[str]) -> set[str]:
+    names = set()
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        match = _REQUIREMENT_NAME.match(line)
+        if match:
+            names.add(normalize_name(match.group(1)))
+    return names
+
+
+def _toml_names(data: object) -> set[str]:
+    """Requirement names in a pyproject table: PEP 621 lists, PEP 735 groups, Poetry maps."""
+    names: set[str] = set()
+    if isinstance(data, str):
+        names |= _requirement_names([data])
+    elif isinstance(data, list):
+        for item in data:
+            names |= _toml_names(item)
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if key == "include-group":
+                continue
+            names |= _toml_names(value) if isinstance(value, list | dict) else set()
+    return names
+
+
+def _pyproject_names(text: str) -> set[str]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return set()
+    project = data.get("project", {})
+    names = {normalize_name(project["name"])} if isinstance(project.get("name"), str) else set()
+    names |= _toml_names(project.get("dependencies", []))
+    names |= _toml_names(project.get("optional-dependencies", {}))
+    names |= _toml_names(data.get("dependency-groups", {}))
+    tool = data.get("tool", {})
+    poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}
+    for table in ("dependencies", "dev-dependencies"):
+        names |= {normalize_name(k) for k in poetry.get(table, {})}
+    for group in poetry.get("group", {}).values():
+        names |= {normalize_name(k) for k in group.get("dependencies", {})}
+    uv = tool.get("uv", {}) if isinstance(tool, dict) else {}
+    names |= _toml_names(uv.get("dev-dependencies", []))
+    return names
+
+
+def _package_json_names(text: str) -> set[str]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return set()
+    if not isinstance(data, dict):
+        return set()
+    names = set()
+    for table in (
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+    ):
+        value = data.get(table)
+        if isinstance(value, dict):
+            names |= {str(k).lower() for k in value}
+    return names
+
+
+def declared_dependencies(files: Mapping[str, str]) -> frozenset[str]:
+    """Every dependency the project declares, from its manifests (file name → text)."""
+    names: set[str] = set()
+    for name, text in files.items():
+        base = PurePosixPath(name).name
+        if base == "package.json":
+            names |= _package_json_names(text)
+        elif base == "pyproject.toml":
+            names |= _pyproject_names(text)
+        elif fnmatch.fnmatch(base, "requirements*.txt"):
+            names |= _requirement_names(text.splitlines())
+    return frozenset(names)
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"python[0-9.]*")
+_MODULE = re.compile(r"[A-Za-z_][\w.]*")
+_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_SHELL_META = frozenset(";&|<>()$`\\\"'*?[]{}~!#")
+
+
+def command_tools(command: str) -> frozenset[str]:
+    """The tools a command itself starts: its executable, a ``python -m`` module, an npx
+    package. Their absence is the environment's, whatever the project declares."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return frozenset()
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    if not words or _SHELL_META.intersection(words[0]):
+        return frozenset()
+    exe = PurePosixPath(words[0]).name
+    tools = {exe}
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    if _PYTHON.fullmatch(exe) and len(words) > 2 and words[1] == "-m":
+        if _MODULE.fullmatch(words[2]):
+            tools.add(_python_package(words[2]))
+    elif exe in _RUNNERS and rest:
+        tools.add(rest[0].lower())
+    return frozenset(tools)
+
+
+# --- setup presets and comparability ------------------------------------------------------
+
+AUTO = "auto"
+NPM_CI = "npm ci --no-audit --no-fund"
+PNPM_INSTALL = "pnpm install --frozen-lockfile"
+YARN_INSTALL = "yarn install --frozen-lockfile"
+UV_SYNC = "uv sync --frozen"
+VENV = "python -m venv .venv"
+
+
+def _matching(paths: Collection[str], pattern: str) -> list[str]:
+    return sorted(p for p in paths if fnmatch.fnmatch(p, pattern))
+
+
+def auto_setup(paths: Collection[str]) -> tuple[str, ...]:
+    """The standard install commands for the project files at the repository's top level.
+
+    Node: package-lock.json ⇒ ``npm ci``, else pnpm-lock.yaml ⇒ pnpm, else yarn.lock ⇒ yarn.
+    Python: uv.lock ⇒ ``uv sync --frozen``; else pyproject.toml and/or requirements*.txt ⇒ a
+    venv in the clone (``.venv``) with the project installed editable (its ``dev``/``test``
+    extras when it has them) and every requirements file.
+    """
+    commands: list[str] = []
+    if "package-lock.json" in paths or "npm-shrinkwrap.json" in paths:
+        commands.append(NPM_CI)
+    elif "pnpm-lock.yaml" in paths:
+        commands.append(PNPM_INSTALL)
+    elif "yarn.lock" in paths:
+        commands.append(YARN_INSTALL)
+    requirements = _matching(paths, "requirements*.txt")
+    if "uv.lock" in paths:
+        commands.append(UV_SYNC)
+    elif "pyproject.toml" in paths or requirements:
+        targets = ["-e '.[dev,test]'"] if "pyproject.toml" in paths else []
+        targets += [f"-r {shlex.quote(r)}" for r in requirements]
+        commands.append(
+            f"{VENV} && .venv/bin/python -m pip install --quiet "
+            f"--disable-pip-version-check {' '.join(targets)}"
+        )
+    return tuple(commands)
+
+
+def project_manifests(paths: Collection[str]) -> tuple[str, ...]:
+    """The toolchain manifests among a commit's top-level files."""
+    return tuple(p for pattern in PROJECT_MANIFESTS for p in _matching(paths, pattern))
+
+
+def base_incomparable(
+    head_paths: Collection[str], base_paths: Collection[str], setup_commands: Sequence[str]
+) -> str | None:
+    """Why base cannot be compared with head before running anything there (None: it can).
+
+    Base lacks a toolchain manifest head has (the spec-kit template commit without
+    package.json): head's setup and command have nothing to act on there.
+    """
+    missing = [m for m in project_manifests(head_paths) if m not in base_paths]
+    if missing:
+        return f"base has no {', '.join(missing)}"
+    if setup_commands and not project_manifests(base_paths):
+        return "base has no project manifest for the setup to install"
+    return None
+
+
+def lockfiles(paths: Collection[str]) -> tuple[str, ...]:
+    """The top-level files whose contents key the dependency and gate-result caches."""
+    return tuple(sorted({p for pattern in LOCKFILE_GLOBS for p in _matching(paths, pattern)}))
+
+
+# --- base comparison ----------------------------------------------------------------------
 
 
 def _aliases(path: str) -> list[str]:
@@ -167,7 +575,10 @@ def _aliases(path: str) -> list[str]:
 
 
 def mention_pattern(diff_paths: Iterable[str]) -> re.Pattern[str] | None:
-    """A regex finding diff-surface paths in tool output; None for an empty surface."""
+    """A regex finding diff-surface paths in tool output; None for an empty surface.
+
+    Built from escaped literals only (no input pattern syntax reaches the engine).
+    """
     names = sorted({a for p in diff_paths if p for a in _aliases(p)}, key=lambda s: (-len(s), s))
     if not names:
         return None
@@ -179,6 +590,12 @@ def mentioned_paths(text: str, pattern: re.Pattern[str] | None) -> set[str]:
     return set() if pattern is None else {m.group(1) for m in pattern.finditer(text)}
 
 
+def not_comparable(head: GateResult, why: str) -> GateResult:
+    """A failing head gate whose base cannot be compared: ✗ on its own merits."""
+    note = f"base not comparable ({why}): judged on its own merits, confirmed ✗"
+    return head.model_copy(update={"notes": (*head.notes, note)})
+
+
 def judge_against_base(
     head: GateResult,
     *,
@@ -186,12 +603,12 @@ def judge_against_base(
     base_timed_out: bool,
     mentioned: Sequence[str],
 ) -> GateResult:
-    """Decide a failing head gate after the same command ran on the base commit."""
-    if head.status != "fail":
+    """Decide a failing head gate after the same setup and command ran on a comparable base."""
+    if head.status != "fail" or head.gate == SETUP:
         raise ValueError("only a failing gate is re-run on the base commit")
     fields = {"base_exit_code": base_exit_code, "base_timed_out": base_timed_out}
     base_how = "timed out" if base_timed_out else f"exit {base_exit_code}"
-    if outcome_status(base_exit_code, base_timed_out) == "pass":
+    if base_exit_code == 0 and not base_timed_out:
         note = "passes on the base commit: the change broke it (confirmed ✗)"
         return head.model_copy(update={**fields, "notes": (*head.notes, note)})
     if base_exit_code != head.exit_code or base_timed_out != head.timed_out:
@@ -221,12 +638,16 @@ def judge_against_base(
 
 
 def confirmed_failure(results: Iterable[GateResult]) -> bool:
-    """True iff at least one gate is a confirmed ✗ (not-run and pre-existing never count)."""
+    """True iff at least one gate is a confirmed ✗ (not-run, pre-existing, unscored and the
+    setup step never count)."""
     return any(result.confirmed for result in results)
 
 
+# --- the warehouse table ------------------------------------------------------------------
+
+
 def gates_frame(run_key: str, results: Sequence[GateResult]) -> pd.DataFrame:
-    """Warehouse table `gates`: one row per gate, snake_case columns."""
+    """Warehouse table `gates`: one row per step (setup first, then the gates)."""
     rows = [
         {
             "run_key": run_key,
@@ -234,11 +655,17 @@ def gates_frame(run_key: str, results: Sequence[GateResult]) -> pd.DataFrame:
             "command": r.command,
             "status": r.status,
             "confirmed": r.confirmed,
+            "category": r.category,
+            "evidence": r.evidence,
             "exit_code": r.exit_code,
             "duration_s": r.duration_s,
             "timed_out": r.timed_out,
             "network_isolated": r.network_isolated,
             "target_read_only": r.target_read_only,
+            "isolation_missing": ", ".join(r.isolation_missing),
+            "setup_command": r.setup_command,
+            "cached": r.cached,
+            "ran_at": r.ran_at,
             "reason": r.reason,
             "probe_command": r.probe.command if r.probe else None,
             "probe_output": r.probe.output if r.probe else None,
@@ -253,10 +680,19 @@ def gates_frame(run_key: str, results: Sequence[GateResult]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=GATE_RESULT_COLUMNS)
     for column in ("exit_code", "probe_exit_code", "base_exit_code"):
         frame[column] = frame[column].astype("Int64")
-    for column in ("command", "reason", "probe_command", "probe_output"):
+    for column in (
+        "command",
+        "category",
+        "evidence",
+        "setup_command",
+        "ran_at",
+        "reason",
+        "probe_command",
+        "probe_output",
+    ):
         frame[column] = frame[column].astype("string")
     frame["base_timed_out"] = frame["base_timed_out"].astype("boolean")
-    for column in ("confirmed", "timed_out", "network_isolated", "target_read_only"):
+    for column in ("confirmed", "timed_out", "network_isolated", "target_read_only", "cached"):
         frame[column] = frame[column].astype(bool)
     frame["duration_s"] = frame["duration_s"].astype("float64")
     return frame

@@ -252,6 +252,58 @@ class GateCommands(Frozen):
     e2e: str | None = None
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class GateSettings(Frozen):
+    """How gates are set up and bounded; a run manifest's keys over its benchmark's defaults
+    (`_benchmark.yaml` beside the baseline). Unset (None / empty) keeps the default."""
+
+    setup: str | tuple[str, ...] | None = Field(
+        default=None,
+        description="dependency setup before the gates: a command, a list, or 'auto'",
+    )
+    gate_env: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="extra gate variables: NAME: value, or NAME: null to pass evalflow's own",
+    )
+    gate_limits: dict[str, float | int | None] = Field(
+        default_factory=dict, description="GateLimits fields (timeout_s, memory_bytes, ...)"
+    )
+    require_isolation: bool | None = Field(
+        default=None, description="refuse to run gates when a sandbox feature is missing"
+    )
+
+    @field_validator("setup")
+    @classmethod
+    def _commands(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
+        commands = (value,) if isinstance(value, str) else value or ()
+        if value is not None and (not commands or not all(c.strip() for c in commands)):
+            raise ValueError("setup needs a non-empty command, a list of them, or 'auto'")
+        return value
+
+    @field_validator("gate_env")
+    @classmethod
+    def _names(cls, value: dict[str, str | None]) -> dict[str, str | None]:
+        bad = [name for name in value if not _ENV_NAME.match(name)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not an environment variable name")
+        return value
+
+    def over(self, defaults: GateSettings) -> GateSettings:
+        """These settings, with every unset key taken from `defaults` (env/limits merged)."""
+        return GateSettings(
+            setup=self.setup if self.setup is not None else defaults.setup,
+            gate_env={**defaults.gate_env, **self.gate_env},
+            gate_limits={**defaults.gate_limits, **self.gate_limits},
+            require_isolation=(
+                self.require_isolation
+                if self.require_isolation is not None
+                else defaults.require_isolation
+            ),
+        )
+
+
 class RunManifest(Frozen):
     """One framework run of a benchmark: where its code is and how to judge it.
 
@@ -273,6 +325,10 @@ class RunManifest(Frozen):
     spec_dir: str | None = None
     skills_dir: str | None = None
     gates: GateCommands = GateCommands()
+    setup: str | tuple[str, ...] | None = None
+    gate_env: dict[str, str | None] = Field(default_factory=dict)
+    gate_limits: dict[str, float | int | None] = Field(default_factory=dict)
+    require_isolation: bool | None = None
     author_model: str | None = None
     framework_cost_usd: float | None = Field(default=None, ge=0)
     judge: str | None = None
@@ -295,3 +351,13 @@ class RunManifest(Frozen):
     @property
     def run_key(self) -> str:
         return f"{self.benchmark}.{self.framework}.{self.run}"
+
+    @property
+    def gate_settings(self) -> GateSettings:
+        """The manifest's gate keys (`setup`, `gate_env`, `gate_limits`, `require_isolation`)."""
+        return GateSettings(
+            setup=self.setup,
+            gate_env=self.gate_env,
+            gate_limits=self.gate_limits,
+            require_isolation=self.require_isolation,
+        )

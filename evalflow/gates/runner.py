@@ -1,45 +1,64 @@
-"""Run the engineering gates of one framework run, each in a throw-away clone (SPEC §1 G).
+"""Run the engineering gates of one framework run in a throw-away clone (SPEC §1 G, §5).
 
-For every gate (build, lint, unit, e2e, in that order), with the manifest's exact command:
+Per commit evaluated (head, and base only when a failing gate needs the comparison):
 
-1. clone the evaluated repository into a fresh sandbox directory
-   (``git clone --no-hardlinks --no-checkout``, ``checkout --detach <sha>``, remote removed so
-   the clone holds no path back to the original) — never a worktree, which would write into
-   the evaluated repository's ``.git``;
-2. probe the command's tooling: ``command -v <executable>`` and, for ``python -m <module>``,
-   ``find_spec`` of the top-level module. Missing ⇒ ``not-run`` with that probe recorded
-   (environment unavailability is not the project's failure);
-3. run the command in the sandbox (`evalflow.gates.sandbox`); exit 0 ⇒ ``pass``, otherwise or
-   at the timeout ⇒ ``fail``;
-4. a failing gate listed in ``rerun_on_base`` runs again, the same way, on the base commit;
-   `evalflow.domain.gates.judge_against_base` then decides ``fail`` or ``pre-existing``;
-5. delete the sandbox, and check with the read-only guard that the evaluated repository is
-   byte-identical to before. A change raises `ReadOnlyViolationError` naming the gate: the
-   run cannot be scored on a target a gate rewrote (SPEC core rule 5).
+1. clone the evaluated repository into a fresh sandbox directory (`_clone`) — never a
+   worktree, which would write into the evaluated repository's ``.git``;
+2. **setup** (manifest ``setup:``, else the benchmark's ``_benchmark.yaml``; ``auto`` picks the
+   standard install from the lockfiles, `evalflow.domain.gates.auto_setup`): runs once, in
+   the clone, with network, the dependency download cache writable (keyed by the lockfile
+   digests, under the warehouse work dir). It is its own result row; when it does not pass,
+   every gate is ``not-run`` (category ``setup``) with the setup's attempt as probe;
+3. the gates (build, lint, unit, e2e, in that order) run one after another in that same clone,
+   like the steps of one CI job: offline, the dependency cache read-only, ``.venv/bin`` and
+   ``node_modules/.bin`` of the clone first on PATH. A non-zero exit is classified
+   (`classify_failure`): an environment failure is ``not-run`` with the attempt as probe, the
+   project's own failure ``fail``;
+4. a failing gate listed in ``rerun_on_base`` runs again on a *comparable* base commit (the
+   same setup first); otherwise it is ✗ on its own merits (`base_incomparable`);
+5. the read-only guard checks after every command that the evaluated repository is
+   byte-identical to before (`ReadOnlyViolationError` names the gate).
+
+Results are cached under the warehouse work dir, keyed by head, base, the setup commands and
+lockfile digests, the gate command, its environment, limits and isolation, and the code of
+the sandbox and of these rules (`gate_key`). Only results the environment cannot change are
+stored (pass, fail, pre-existing, a passing setup); an unchanged key reuses the stored result
+(``cached`` true, ``ran_at`` the original execution's time) unless ``rerun`` is set.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-import sys
+import fnmatch
+import hashlib
+import json
+import os
 import tempfile
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from evalflow.domain import gates as rules
 from evalflow.domain.gates import (
     GATES,
+    SETUP,
     GateResult,
     ProbeAttempt,
+    auto_setup,
+    base_incomparable,
+    classify_failure,
+    command_tools,
+    declared_dependencies,
     judge_against_base,
+    lockfiles,
     mention_pattern,
-    no_command_result,
-    outcome_status,
+    not_comparable,
+    unscored_result,
 )
-from evalflow.domain.models import GateCommands, GateName
+from evalflow.domain.models import GateCommands, GateName, GateSettings
 from evalflow.errors import InputError, ReadOnlyViolationError
+from evalflow.gates import sandbox as sandbox_module
 from evalflow.gates.sandbox import (
     NO_ISOLATION,
     GateLimits,
@@ -54,51 +73,61 @@ from evalflow.gates.sandbox import (
     scrub,
     secret_values,
 )
-from evalflow.repo.git import clone_for_gate, require_repo, resolve_commit
+from evalflow.repo.git import clone_for_gate, git, require_repo, resolve_commit
 from evalflow.repo.guard import RepoState, capture_state, verify_unchanged
 
 IsolationMode = Literal["auto", "none"]
 
-DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RERUN_ON_BASE: tuple[GateName, ...] = ("lint", "unit", "e2e")
-_PROBE_TIMEOUT_S = 60.0
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"python[0-9.]*")
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SHELL_META = frozenset(";&|<>()$`\\\"'*?[]{}~!#")
+CACHE_FORMAT = 1
+# A changed sandbox or changed rules must not reuse results decided by the old ones.
+CODE_VERSION = hashlib.sha256(
+    b"".join(Path(m.__file__ or "").read_bytes() for m in (sandbox_module, rules))
+    + Path(__file__).read_bytes()
+).hexdigest()[:16]
+_CACHEABLE = frozenset({"pass", "fail", "pre-existing"})
+NO_SETTINGS = GateSettings()
+
+
+@dataclass(frozen=True)
+class GateCaches:
+    """Where gate results and dependency downloads are kept (the warehouse's work dir)."""
+
+    results: Path
+    dependencies: Path
+
+    @classmethod
+    def under(cls, workdir: Path) -> GateCaches:
+        return cls(results=workdir / "gate-results", dependencies=workdir / "gate-deps")
 
 
 @dataclass(frozen=True)
 class _Context:
     repo: Path
     isolation: Isolation
-    read_only_paths: tuple[Path, ...]
+    hidden: tuple[Path, ...]
     sandbox_root: Path
-    timeout_s: float
     limits: GateLimits
+    extra_env: dict[str, str]
     secrets: tuple[str, ...]
+    setup: tuple[str, ...]
+    deps_cache: Path | None
+    declared: frozenset[str]
 
 
-@dataclass(frozen=True)
-class _Run:
-    result: GateResult
-    mentioned: frozenset[str]
+@dataclass
+class _Workspace:
+    """One commit's clone after its setup; its gates run one after another in it."""
 
+    sandbox: Path
+    clone: Path
+    env: dict[str, str]
+    setup: GateResult | None = None
+    logs: Iterator[int] = field(default_factory=lambda: iter(range(1_000_000)))
 
-def _entry_point(command: str) -> tuple[str, str | None] | None:
-    """The executable a command starts (and the module of ``python -m``), if plainly stated."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    while words and _ASSIGNMENT.match(words[0]):
-        words.pop(0)
-    if not words or _SHELL_META.intersection(words[0]):
-        return None
-    exe = words[0]
-    module = words[2].split(".")[0] if len(words) > 2 and words[1] == "-m" else ""
-    python_module = _PYTHON.fullmatch(Path(exe).name) and _MODULE.fullmatch(module)
-    return exe, (module if python_module else None)
+    @property
+    def ready(self) -> bool:
+        return self.setup is None or self.setup.status == "pass"
 
 
 def _clone(repo: Path, sha: str, dest: Path) -> None:
@@ -106,135 +135,249 @@ def _clone(repo: Path, sha: str, dest: Path) -> None:
     clone_for_gate(repo, sha, dest)
 
 
-def _sandbox_failure(ctx: _Context, output: str, exit_code: int) -> tuple[str, ProbeAttempt]:
-    paths = " ".join(str(p) for p in ctx.read_only_paths)
-    return (
-        "the sandbox could not be set up (read-only mount of the evaluated checkout failed)",
-        ProbeAttempt(
-            command=f"{' '.join(ctx.isolation.prefix)} mount --bind -o ro <each of: {paths}>",
-            output=output or "no error output",
-            exit_code=exit_code,
-        ),
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def _top_level(repo: Path, sha: str) -> tuple[str, ...]:
+    return tuple(git(repo, "ls-tree", "--name-only", sha).decode("utf-8", "replace").split("\n"))
+
+
+def _blob(repo: Path, sha: str, name: str) -> bytes:
+    return git(repo, "cat-file", "blob", f"{sha}:{name}")
+
+
+def _lines(path: Path) -> Iterator[str]:
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            yield raw.decode("utf-8", "replace")
+
+
+def _setup_env(ctx: _Context, base: dict[str, str]) -> dict[str, str]:
+    """Setup writes the shared download caches; gates read npm's offline (never write it)."""
+    if ctx.deps_cache is None:
+        return base
+    return {
+        **base,
+        "npm_config_cache": str(ctx.deps_cache / "npm"),
+        "PIP_CACHE_DIR": str(ctx.deps_cache / "pip"),
+        "UV_CACHE_DIR": str(ctx.deps_cache / "uv"),
+        "YARN_CACHE_FOLDER": str(ctx.deps_cache / "yarn"),
+        "npm_config_store_dir": str(ctx.deps_cache / "pnpm"),
+    }
+
+
+def _gate_path_env(ctx: _Context, ws: _Workspace) -> dict[str, str]:
+    env = dict(ws.env)
+    first = [ws.clone / ".venv" / "bin", ws.clone / "node_modules" / ".bin"]
+    found = [str(p) for p in first if p.is_dir()]
+    if found:
+        env["PATH"] = os.pathsep.join([*found, env.get("PATH", os.defpath)])
+    if (ws.clone / ".venv" / "bin").is_dir():
+        env["VIRTUAL_ENV"] = str(ws.clone / ".venv")
+    if ctx.deps_cache is not None:
+        env["npm_config_cache"] = str(ctx.deps_cache / "npm")
+        env["npm_config_offline"] = "true"
+        env["npm_config_logs_dir"] = str(ws.sandbox / "npm-logs")
+    return env
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    command: str
+    exit_code: int
+    timed_out: bool
+    started: bool
+    limit_hit: str | None
+    duration_s: float
+    tail: str
+    log: Path
+
+
+def _attempt(ctx: _Context, ws: _Workspace, command: str, *, setup: bool) -> _Attempt:
+    log = ws.sandbox / f"step-{next(ws.logs)}.log"
+    deps = (ctx.deps_cache,) if ctx.deps_cache is not None else ()
+    if setup:
+        for path in deps:
+            path.mkdir(parents=True, exist_ok=True)
+    run = execute(
+        command,
+        cwd=ws.clone,
+        env=_setup_env(ctx, ws.env) if setup else _gate_path_env(ctx, ws),
+        log=log,
+        isolation=ctx.isolation,
+        timeout_s=ctx.limits.timeout_s,
+        limits=ctx.limits,
+        writable=deps if setup else (),
+        hidden=ctx.hidden,
+        read_only=() if setup else tuple(p for p in deps if p.is_dir()),
+        network=setup,
+    )
+    tail = read_tail(
+        log, lines=ctx.limits.tail_lines, chars=ctx.limits.tail_chars, secrets=ctx.secrets
+    )
+    return _Attempt(
+        command=scrub(command, ctx.secrets),
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        started=run.started,
+        limit_hit=run.limit_hit,
+        duration_s=run.duration_s,
+        tail=tail,
+        log=log,
     )
 
 
-def _probe_tooling(
-    ctx: _Context, command: str, clone: Path, env: dict[str, str], sandbox: Path
-) -> tuple[str, ProbeAttempt] | None:
-    """A (reason, probe) when the command's tooling is missing, else None."""
-    entry = _entry_point(command)
-    if entry is None:
-        return None
-    exe, module = entry
-    probes = [
-        (
-            f"command -v {shlex.quote(exe)}",
-            f"`{exe}` is not installed",
-            f"{exe}: not found on PATH={env.get('PATH', '')}",
-        )
-    ]
-    if module is not None:
-        check = (
-            f'import importlib.util, sys; sys.exit(importlib.util.find_spec("{module}") is None)'
-        )
-        probes.append(
-            (
-                f"{shlex.quote(exe)} -c {shlex.quote(check)}",
-                f"Python module `{module}` is not installed for `{exe}`",
-                f"No module named {module!r}",
-            )
-        )
-    for probe_command, missing, silent in probes:
-        log = sandbox / "probe.log"
-        run = execute(
-            probe_command,
-            cwd=clone,
-            env=env,
-            log=log,
-            isolation=ctx.isolation,
-            read_only_paths=ctx.read_only_paths,
-            timeout_s=min(ctx.timeout_s, _PROBE_TIMEOUT_S),
-            limits=ctx.limits,
-        )
-        output = read_tail(log, lines=20, chars=2000, secrets=ctx.secrets)
-        if not run.started:
-            return _sandbox_failure(ctx, output, run.exit_code)
-        if run.exit_code != 0 and not run.timed_out:
-            reason = f"{missing} (environment unavailable, not a project failure)"
-            recorded = ProbeAttempt(
-                command=probe_command,
-                output=scrub(output or silent, ctx.secrets),
-                exit_code=run.exit_code,
-            )
-            return reason, recorded
-    return None
+def _common(ctx: _Context, gate: str) -> dict[str, object]:
+    return {
+        "network_isolated": ctx.isolation.network and gate != SETUP,
+        "target_read_only": ctx.isolation.read_only,
+        "isolation_missing": ctx.isolation.missing(),
+        "setup_command": " && ".join(ctx.setup) or None,
+        "ran_at": _now(),
+    }
 
 
-def _run_once(
-    ctx: _Context, gate: GateName, command: str, sha: str, pattern: re.Pattern[str] | None
-) -> _Run:
-    sandbox = new_sandbox(ctx.sandbox_root)
-    shown = scrub(command, ctx.secrets)
-    try:
-        clone = sandbox / "clone"
-        _clone(ctx.repo, sha, clone)
-        env = gate_env(sandbox)
-        missing = _probe_tooling(ctx, command, clone, env, sandbox)
-        if missing is not None:
-            reason, probe = missing
-            result = GateResult(
-                gate=gate,
-                command=shown,
-                status="not-run",
-                reason=reason,
-                probe=probe,
-                network_isolated=ctx.isolation.network,
-                target_read_only=ctx.isolation.read_only,
-            )
-            return _Run(result, frozenset())
-        log = sandbox / "gate.log"
-        run = execute(
-            command,
-            cwd=clone,
-            env=env,
-            log=log,
-            isolation=ctx.isolation,
-            read_only_paths=ctx.read_only_paths,
-            timeout_s=ctx.timeout_s,
-            limits=ctx.limits,
-        )
-        tail = read_tail(
-            log, lines=ctx.limits.tail_lines, chars=ctx.limits.tail_chars, secrets=ctx.secrets
-        )
-        if not run.started:
-            reason, probe = _sandbox_failure(ctx, tail, run.exit_code)
-            result = GateResult(
-                gate=gate, command=shown, status="not-run", reason=reason, probe=probe
-            )
-            return _Run(result, frozenset())
-        status = outcome_status(run.exit_code, run.timed_out)
-        notes = list(ctx.isolation.notes())
-        if run.timed_out:
-            notes.append(f"killed at its {ctx.timeout_s:g} s timeout")
-        result = GateResult(
+def _decide(
+    ctx: _Context, gate: rules.StepName, attempt: _Attempt, tools: Collection[str]
+) -> GateResult:
+    """The result of one executed command: pass, fail (the project's) or not-run (infra)."""
+    common = _common(ctx, gate)
+    if not attempt.started:
+        evidence = f"the sandbox could not be set up: {_last_line(attempt.tail)}"
+        return GateResult(
             gate=gate,
-            command=shown,
-            status=status,
-            exit_code=run.exit_code,
-            duration_s=run.duration_s,
-            timed_out=run.timed_out,
-            network_isolated=ctx.isolation.network,
-            target_read_only=ctx.isolation.read_only,
-            output_tail=tail,
-            notes=tuple(notes),
+            command=attempt.command,
+            status="not-run",
+            category="infra",
+            evidence=evidence,
+            reason="the sandbox could not be set up (environment unavailable)",
+            probe=ProbeAttempt(
+                command=attempt.command, output=attempt.tail, exit_code=attempt.exit_code
+            ),
+            **common,
         )
-        mentioned = scan_log(log, pattern) if status == "fail" else set()
-        return _Run(result, frozenset(mentioned))
-    finally:
+    notes = list(ctx.isolation.notes())
+    if attempt.timed_out:
+        notes.append(f"killed at its {ctx.limits.timeout_s:g} s timeout")
+    if attempt.exit_code == 0 and not attempt.timed_out:
+        return GateResult(
+            gate=gate,
+            command=attempt.command,
+            status="pass",
+            exit_code=0,
+            duration_s=attempt.duration_s,
+            output_tail=attempt.tail,
+            notes=tuple(notes),
+            **common,
+        )
+    category, evidence = classify_failure(
+        exit_code=attempt.exit_code,
+        timed_out=attempt.timed_out,
+        limit_hit=attempt.limit_hit,
+        lines=_lines(attempt.log),
+        declared=ctx.declared,
+        tools=tools,
+    )
+    evidence = scrub(evidence, ctx.secrets)
+    if category == "infra":
+        return GateResult(
+            gate=gate,
+            command=attempt.command,
+            status="not-run",
+            category="infra",
+            evidence=evidence,
+            reason="the environment failed, not the project (infra)",
+            probe=ProbeAttempt(
+                command=attempt.command,
+                output=attempt.tail or "no output",
+                exit_code=attempt.exit_code,
+            ),
+            duration_s=attempt.duration_s,
+            notes=tuple(notes),
+            **common,
+        )
+    return GateResult(
+        gate=gate,
+        command=attempt.command,
+        status="fail",
+        category="failed",
+        evidence=evidence,
+        exit_code=attempt.exit_code,
+        duration_s=attempt.duration_s,
+        timed_out=attempt.timed_out,
+        output_tail=attempt.tail,
+        notes=tuple(notes),
+        **common,
+    )
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no error output"
+
+
+def _run_setup(ctx: _Context, ws: _Workspace) -> GateResult:
+    """Run the setup commands in order; the first that does not pass decides the row."""
+    total = 0.0
+    outputs: list[str] = []
+    for command in ctx.setup:
+        attempt = _attempt(ctx, ws, command, setup=True)
+        total += attempt.duration_s
+        outputs.append(attempt.tail)
+        result = _decide(ctx, SETUP, attempt, command_tools(command))
+        if result.status != "pass":
+            return result.model_copy(
+                update={"command": " && ".join(ctx.setup), "duration_s": round(total, 3)}
+            )
+    return GateResult(
+        gate=SETUP,
+        command=" && ".join(ctx.setup),
+        status="pass",
+        exit_code=0,
+        duration_s=round(total, 3),
+        output_tail="\n".join(o for o in outputs if o)[-ctx.limits.tail_chars :],
+        notes=tuple(ctx.isolation.notes()),
+        **_common(ctx, SETUP),
+    )
+
+
+def _open(ctx: _Context, sha: str) -> _Workspace:
+    sandbox = new_sandbox(ctx.sandbox_root)
+    clone = sandbox / "clone"
+    ws = _Workspace(sandbox=sandbox, clone=clone, env=gate_env(sandbox, ctx.extra_env))
+    try:
+        _clone(ctx.repo, sha, clone)
+        if ctx.setup:
+            ws.setup = _run_setup(ctx, ws)
+    except BaseException:
         remove_tree(sandbox)
+        raise
+    return ws
 
 
-def _guard(ctx: _Context, before: RepoState, gate: GateName, where: str) -> None:
+def _blocked(ctx: _Context, gate: GateName, command: str, setup: GateResult) -> GateResult:
+    """A gate that cannot run because the setup did not pass: not-run, the setup as probe."""
+    probe = setup.probe or ProbeAttempt(
+        command=setup.command or "setup",
+        output=setup.output_tail or "no output",
+        exit_code=setup.exit_code,
+    )
+    return GateResult(
+        gate=gate,
+        command=scrub(command, ctx.secrets),
+        status="not-run",
+        category="setup",
+        evidence=f"setup {setup.status}: {setup.evidence or 'no evidence'}",
+        reason="the dependency setup did not pass, so the gate could not run",
+        probe=probe,
+        **_common(ctx, gate),
+    )
+
+
+def _guard(ctx: _Context, before: RepoState, gate: str, where: str) -> None:
     try:
         verify_unchanged(ctx.repo, before)
     except ReadOnlyViolationError as exc:
@@ -257,15 +400,6 @@ def _sandbox_root(sandbox_root: Path | None, repo: Path) -> Path:
     return root
 
 
-def _read_only_paths(repo: Path, root: Path) -> tuple[Path, ...]:
-    """The evaluated checkout, plus evalflow's interpreter prefix when the sandbox is not in it."""
-    paths = [repo.resolve()]
-    prefix = Path(sys.prefix).resolve()
-    if not root.is_relative_to(prefix) and prefix != paths[0]:
-        paths.append(prefix)
-    return tuple(paths)
-
-
 def gate_commands(
     commands: GateCommands, build_command: str | None = None
 ) -> dict[GateName, str | None]:
@@ -276,6 +410,115 @@ def gate_commands(
     return chosen
 
 
+def resolve_setup(setup: str | Sequence[str] | None, paths: Collection[str]) -> tuple[str, ...]:
+    """The exact setup commands: ``auto`` resolved from the head's top-level files."""
+    if setup is None:
+        return ()
+    if isinstance(setup, str):
+        return auto_setup(paths) if setup.strip() == rules.AUTO else (setup,)
+    return tuple(setup)
+
+
+def gate_env_values(
+    wanted: Mapping[str, str | None], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The manifest's ``gate_env``: a value as given, null ⇒ evalflow's own (when it has one)."""
+    source = os.environ if environ is None else environ
+    out = {}
+    for name, value in sorted(wanted.items()):
+        if value is not None:
+            out[name] = value
+        elif name in source:
+            out[name] = source[name]
+    return out
+
+
+def gate_limits(settings: GateSettings, timeout_s: float | None = None) -> GateLimits:
+    """GateLimits from the settings' ``gate_limits``; `timeout_s` is the operator's default."""
+    given = {k: v for k, v in settings.gate_limits.items() if v is not None}
+    if timeout_s is not None and "timeout_s" not in given:
+        given["timeout_s"] = timeout_s
+    return GateLimits.model_validate(given)
+
+
+def _digest(material: object) -> str:
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def gate_key(common: Mapping[str, object], gate: str, command: str | None) -> str:
+    """The gate-result cache key: everything that can change the result, nothing else."""
+    return _digest({**common, "gate": gate, "command": command})
+
+
+def _load(caches: GateCaches | None, key: str) -> GateResult | None:
+    if caches is None:
+        return None
+    path = caches.results / key[:2] / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return GateResult.model_validate(data).model_copy(update={"cached": True})
+    except (OSError, ValueError):
+        # Missing, half-written by a crashed process, or from an older shape: run again.
+        return None
+
+
+def _store(caches: GateCaches | None, key: str, result: GateResult) -> None:
+    if caches is None or result.status not in _CACHEABLE:
+        return
+    path = caches.results / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(result.model_copy(update={"cached": False}).model_dump_json(), "utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass
+class _Base:
+    """The base commit's workspace, opened the first time a failing gate needs it."""
+
+    ctx: _Context
+    sha: str
+    incomparable: str | None
+    before: RepoState
+    ws: _Workspace | None = None
+
+    def compare(self, head: GateResult, command: str, mentioned: Iterable[str]) -> GateResult:
+        if self.incomparable is not None:
+            return not_comparable(head, self.incomparable)
+        if self.ws is None:
+            self.ws = _open(self.ctx, self.sha)
+            _guard(self.ctx, self.before, SETUP, "base")
+        if not self.ws.ready and self.ws.setup is not None:
+            evidence = self.ws.setup.evidence or self.ws.setup.status
+            self.incomparable = f"the setup did not pass on base: {evidence}"
+            return not_comparable(head, self.incomparable)
+        attempt = _attempt(self.ctx, self.ws, command, setup=False)
+        _guard(self.ctx, self.before, head.gate, "base")
+        on_base = _decide(self.ctx, head.gate, attempt, command_tools(command))
+        if on_base.status == "not-run":
+            return not_comparable(head, f"on base: {on_base.evidence}")
+        return judge_against_base(
+            head,
+            base_exit_code=attempt.exit_code,
+            base_timed_out=attempt.timed_out,
+            mentioned=sorted(mentioned),
+        )
+
+    def close(self) -> None:
+        if self.ws is not None:
+            remove_tree(self.ws.sandbox)
+
+
+def _require(isolation: Isolation, required: bool) -> None:
+    missing = isolation.missing()
+    if required and missing:
+        raise InputError(
+            f"gate isolation required but unavailable: {', '.join(missing)}",
+            fix="run on a machine with user namespaces and cgroup v2, or drop "
+            "--require-isolation / require_isolation",
+        )
+
+
 def run_gates(
     repo: Path,
     head_sha: str,
@@ -283,65 +526,138 @@ def run_gates(
     commands: GateCommands,
     diff_paths: Iterable[str],
     *,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
+    timeout_s: float | None = None,
     build_command: str | None = None,
     rerun_on_base: Collection[GateName] = DEFAULT_RERUN_ON_BASE,
     limits: GateLimits | None = None,
     isolation: IsolationMode = "auto",
     sandbox_root: Path | None = None,
+    settings: GateSettings = NO_SETTINGS,
+    caches: GateCaches | None = None,
+    hidden: Sequence[Path] = (),
+    rerun: bool = False,
+    require_isolation: bool = False,
 ) -> list[GateResult]:
-    """Run build, lint, unit and e2e for one framework run; one `GateResult` per gate.
+    """Run setup (when configured), then build, lint, unit and e2e for one framework run.
 
-    `head_sha`/`base_sha` may be any revision (tag, branch, SHA). `diff_paths` is the diff
-    surface (repo-relative paths). `build_command` overrides the manifest's build with the
-    benchmark's fixed build command. `isolation="none"` skips namespaces (the results then
-    record ``network_isolated=False``). Raises `ReadOnlyViolationError` when a gate changed
-    the evaluated repository.
+    Returns the setup row first (only when a setup is configured), then one row per gate.
+    `head_sha`/`base_sha` may be any revision. `diff_paths` is the diff surface.
+    `build_command` overrides the manifest's build with the benchmark's fixed build command.
+    `settings` carries setup, gate_env, gate_limits and require_isolation (manifest over
+    benchmark); `limits`/`timeout_s` override its limits. `caches` enables the result and
+    dependency caches; `rerun` ignores stored results. `hidden` paths (warehouse, benchmark
+    dir) are invisible to commands, as is the evaluated repository. Raises
+    `ReadOnlyViolationError` when a command changed the evaluated repository, `InputError`
+    when isolation is required but missing.
     """
-    if timeout_s <= 0:
+    if timeout_s is not None and timeout_s <= 0:
         raise InputError("the gate timeout must be positive", where=f"timeout_s={timeout_s}")
+    chosen_limits = limits or gate_limits(settings)
+    if timeout_s is not None:
+        chosen_limits = chosen_limits.model_copy(update={"timeout_s": timeout_s})
     top = require_repo(Path(repo))
     head = resolve_commit(top, head_sha)
     base = resolve_commit(top, base_sha)
+    chosen = isolation_for(isolation)
+    _require(chosen, require_isolation or bool(settings.require_isolation))
     root = _sandbox_root(sandbox_root, top)
+    head_paths = _top_level(top, head)
+    setup = resolve_setup(settings.setup, head_paths)
+    locks = {
+        name: hashlib.sha256(_blob(top, head, name)).hexdigest() for name in lockfiles(head_paths)
+    }
+    manifests = {
+        name: _blob(top, head, name).decode("utf-8", "replace")
+        for name in head_paths
+        if name in ("package.json", "pyproject.toml") or fnmatch.fnmatch(name, "requirements*.txt")
+    }
+    extra_env = gate_env_values(settings.gate_env)
+    deps = None
+    if caches is not None:
+        deps = caches.dependencies / _digest({"setup": setup, "locks": locks})[:16]
     ctx = _Context(
         repo=top,
-        isolation=probe_isolation() if isolation == "auto" else NO_ISOLATION,
-        read_only_paths=_read_only_paths(top, root),
+        isolation=chosen,
+        hidden=(top, *(Path(p).resolve() for p in hidden)),
         sandbox_root=root,
-        timeout_s=timeout_s,
-        limits=limits or GateLimits(),
+        limits=chosen_limits,
+        extra_env=extra_env,
         secrets=secret_values(),
+        setup=setup,
+        deps_cache=deps if setup else None,
+        declared=declared_dependencies(manifests),
     )
-    pattern = mention_pattern(diff_paths)
+    diff = sorted(set(diff_paths))
+    key_material = {
+        "format": CACHE_FORMAT,
+        "code": CODE_VERSION,
+        "head": head,
+        "base": base,
+        "setup": setup,
+        "locks": locks,
+        "env": extra_env,
+        "limits": chosen_limits.model_dump(mode="json"),
+        "isolation": chosen.model_dump(mode="json"),
+        "rerun_on_base": sorted(rerun_on_base),
+        "diff": diff,
+    }
+    pattern = mention_pattern(diff)
     overridden = build_command is not None and build_command != commands.build
     before = capture_state(top)
+    wanted = gate_commands(commands, build_command)
+    stored: dict[str, GateResult | None] = {
+        gate: None
+        if rerun or command is None
+        else _load(caches, gate_key(key_material, gate, command))
+        for gate, command in wanted.items()
+    }
+    setup_key = gate_key(key_material, SETUP, " && ".join(setup))
+    setup_row = (None if rerun else _load(caches, setup_key)) if setup else None
+    base_side = _Base(ctx, base, None, before)
+    ws: _Workspace | None = None
     results: list[GateResult] = []
-    for gate, command in gate_commands(commands, build_command).items():
-        if command is None:
-            results.append(no_command_result(gate))
-            continue
-        run = _run_once(ctx, gate, command, head, pattern)
-        _guard(ctx, before, gate, "head")
-        result = run.result
-        if gate == "build" and overridden:
-            note = (
-                "the benchmark's fixed build command replaced the manifest's "
-                f"({commands.build or 'none'})"
-            )
-            result = result.model_copy(update={"notes": (*result.notes, note)})
-        if result.status == "fail" and gate in rerun_on_base and base != head:
-            on_base = _run_once(ctx, gate, command, base, None).result
-            _guard(ctx, before, gate, "base")
-            if on_base.exit_code is None:
-                note = f"could not re-run on the base commit: {on_base.reason}; stays ✗"
-                result = result.model_copy(update={"notes": (*result.notes, note)})
-            else:
-                result = judge_against_base(
-                    result,
-                    base_exit_code=on_base.exit_code,
-                    base_timed_out=on_base.timed_out,
-                    mentioned=sorted(run.mentioned),
+    try:
+        for gate, command in wanted.items():
+            if command is None:
+                results.append(unscored_result(gate))
+                continue
+            cached = stored[gate]
+            if cached is not None:
+                results.append(cached)
+                continue
+            if ws is None:
+                ws = _open(ctx, head)
+                _guard(ctx, before, SETUP, "head")
+                if ws.setup is not None:
+                    setup_row = ws.setup
+                    _store(caches, setup_key, setup_row)
+            if not ws.ready and ws.setup is not None:
+                results.append(_blocked(ctx, gate, command, ws.setup))
+                continue
+            attempt = _attempt(ctx, ws, command, setup=False)
+            _guard(ctx, before, gate, "head")
+            result = _decide(ctx, gate, attempt, command_tools(command))
+            if gate == "build" and overridden:
+                note = (
+                    "the benchmark's fixed build command replaced the manifest's "
+                    f"({commands.build or 'none'})"
                 )
-        results.append(result)
-    return results
+                result = result.model_copy(update={"notes": (*result.notes, note)})
+            if result.status == "fail" and gate in rerun_on_base and base != head:
+                if base_side.incomparable is None:
+                    base_side.incomparable = base_incomparable(
+                        head_paths, _top_level(top, base), setup
+                    )
+                mentioned = scan_log(attempt.log, pattern)
+                result = base_side.compare(result, command, mentioned)
+            _store(caches, gate_key(key_material, gate, command), result)
+            results.append(result)
+    finally:
+        if ws is not None:
+            remove_tree(ws.sandbox)
+        base_side.close()
+    return ([setup_row] if setup_row is not None else []) + results
+
+
+def isolation_for(mode: IsolationMode) -> Isolation:
+    return probe_isolation() if mode == "auto" else NO_ISOLATION

@@ -103,17 +103,26 @@ class VerdictRow(RunRow):
 
 
 class GateResultRow(RunRow):
-    gate: str = Field(description="build, lint, unit or e2e")
+    gate: str = Field(description="setup (the dependency install), build, lint, unit or e2e")
     command: str | None = Field(description="the exact command run (the manifest's)")
-    status: str = Field(description="pass, fail, not-run or pre-existing")
+    status: str = Field(description="pass, fail, not-run, pre-existing or unscored (no command)")
     confirmed: bool = Field(description="a confirmed ✗: the only status that adjusts Final")
+    category: str | None = Field(
+        description="infra (environment), setup (setup did not pass), failed (the project's "
+        "code), unconfigured (no command); null when it passed"
+    )
+    evidence: str | None = Field(description="the output line the category was decided on")
     exit_code: int | None
     duration_s: float = Field(description="wall time of this execution (varies run to run)")
     timed_out: bool
     network_isolated: bool = Field(description="the command ran without network access")
-    target_read_only: bool = Field(description="the evaluated checkout was mounted read-only")
-    reason: str | None = Field(description="why not-run or pre-existing")
-    probe_command: str | None = Field(description="the probe attempt behind a not-run")
+    target_read_only: bool = Field(description="the evaluated checkout was hidden or read-only")
+    isolation_missing: str = Field(description="sandbox features this machine lacked, if any")
+    setup_command: str | None = Field(description="the dependency setup run before the gates")
+    cached: bool = Field(description="reused from the gate-result cache (key unchanged)")
+    ran_at: str | None = Field(description="UTC time of the execution the result comes from")
+    reason: str | None = Field(description="why not-run, pre-existing or unscored")
+    probe_command: str | None = Field(description="the attempt behind a not-run")
     probe_output: str | None
     probe_exit_code: int | None
     base_exit_code: int | None = Field(description="the same command on the base commit")

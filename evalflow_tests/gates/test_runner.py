@@ -88,9 +88,10 @@ def test_pass_fail_and_missing_command(make_repo: Callable[..., Path]) -> None:
     assert by_gate["unit"].status == "fail"
     assert by_gate["unit"].exit_code == 3
     for gate in ("lint", "e2e"):
-        assert by_gate[gate].status == "not-run"
+        assert by_gate[gate].status == "unscored"
         assert by_gate[gate].reason == NO_COMMAND_REASON
-        assert by_gate[gate].probe is not None
+        assert by_gate[gate].probe is None
+    assert by_gate["unit"].category == "failed"
     assert confirmed_failure(results)
     verify_unchanged(repo, before)
 
@@ -101,16 +102,21 @@ def test_hanging_gate_is_killed_at_its_timeout(make_repo: Callable[..., Path]) -
         repo,
         "head",
         "base",
-        GateCommands(unit="sleep 60 & python hang.py"),
+        GateCommands(unit="echo started; sleep 60 & python hang.py", e2e="python hang.py"),
         [],
         timeout_s=2,
         rerun_on_base=(),
     )
-    unit = results[2]
+    unit, e2e = results[2], results[3]
     assert unit.status == "fail"
     assert unit.timed_out
     assert 2 <= unit.duration_s < 10
     assert "timeout" in unit.notes[-1]
+    assert "started" in (unit.evidence or "")
+    # Silent until killed: nothing shows the project's code ran, so it is not a ✗.
+    assert e2e.status == "not-run"
+    assert e2e.category == "infra"
+    assert e2e.evidence == "timed out without any output"
     assert confirmed_failure(results)
 
 
@@ -132,15 +138,17 @@ def test_missing_executable_and_module_are_probed_not_runs(
     )
     lint, unit, e2e = results[1], results[2], results[3]
     assert unit.status == "not-run"
+    assert unit.category == "infra"
     assert unit.probe is not None
-    assert unit.probe.command == "command -v nonexistent-tool"
-    assert unit.probe.exit_code != 0
+    assert unit.probe.command == "nonexistent-tool --version"
+    assert unit.probe.exit_code == 127
     assert "nonexistent-tool" in unit.probe.output
-    assert "not installed" in (unit.reason or "")
+    assert "exit 127" in (unit.evidence or "")
+    assert "nonexistent-tool" in (unit.evidence or "")
     assert e2e.status == "not-run"
     assert lint.status == "not-run"
-    assert lint.probe is not None
-    assert 'find_spec("evalflow_no_such_module")' in lint.probe.command
+    assert lint.category == "infra"
+    assert "evalflow_no_such_module" in (lint.evidence or "")
     assert not confirmed_failure(results)
 
 
