@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from evalflow.gates import sandbox as sandbox_module
 from evalflow.gates.sandbox import (
     Execution,
     GateLimits,
@@ -199,14 +200,22 @@ def _alive(tag: int) -> list[int]:
 
 
 @pytest.mark.skipif(ISOLATION.pids_cgroup is None, reason="no writable pids cgroup here")
-def test_fork_bomb_stops_at_the_process_limit(host: Host) -> None:
+def test_fork_bomb_stops_at_the_process_limit(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Path] = []
+    close = sandbox_module._Cgroups.close
+
+    def recording_close(self: sandbox_module._Cgroups) -> None:
+        made.extend(self.dirs)
+        close(self)
+
+    monkeypatch.setattr(sandbox_module._Cgroups, "close", recording_close)
     tag = 4000 + uuid.uuid4().int % 1000
     started = time.monotonic()
     run, output = host.run(fork_bomb(2000, tag), limits=GateLimits(processes=64))
     assert run.limit_hit == "processes", output[-500:]
     assert time.monotonic() - started < 20
     assert _alive(tag) == []
-    assert not list(Path(ISOLATION.pids_cgroup).glob("evalflow-gate-*"))
+    assert made and not any(path.exists() for path in made)
 
 
 def test_writing_5_gib_to_tmp_stops_at_the_disk_limit(host: Host) -> None:
