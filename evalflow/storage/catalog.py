@@ -1,16 +1,28 @@
-"""The DuckDB read side: `<warehouse>/evalflow.duckdb` holds one view per table.
+"""The DuckDB read side: the analyst catalog file and the locked-down `evalflow query`.
 
-Views glob the table's Parquet parts, so new partitions show up without touching the
-catalog; it only needs a refresh when a new table appears. Writers never open it, so an
-analyst holding a connection never blocks a run; a refresh that finds the file locked says
-so and leaves the existing views in place.
+`<workdir>/evalflow.duckdb` holds one view per table for any DuckDB client. Views glob the
+table's Parquet parts, so new partitions show up without touching the catalog; a refresh
+writes a new file and renames it into place, so an analyst holding a connection to the old
+one never blocks a run. Views carry absolute paths (DuckDB resolves relative ones against
+the client's working directory), rewritten on every refresh, so a moved warehouse is right
+again after its next run.
+
+`evalflow query` does not use that file: `connect` registers each table as an Arrow dataset
+in an in-memory database and then removes DuckDB's own access to files, extensions and
+settings, so an analyst's SQL can read the tables and nothing else.
 """
 
 from __future__ import annotations
 
+import os
+import uuid
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
 from evalflow.storage.warehouse import PART_FILE, Warehouse
@@ -23,53 +35,97 @@ def catalog_path(warehouse: Warehouse) -> Path:
 
 
 def _view_sql(warehouse: Warehouse, table: str) -> str:
-    # DuckDB reads local paths and s3:// (its httpfs extension) but not file:// URIs.
-    folder = warehouse.table_dir(table).removeprefix("file://")
+    # DuckDB reads local paths and s3:// (its httpfs extension) but not file:// URIs; a local
+    # path is made absolute because DuckDB resolves a relative one against the reader's cwd.
+    if warehouse.is_local:
+        folder = (warehouse.workdir / table).as_posix()
+    else:
+        folder = warehouse.table_dir(table).removeprefix("file://")
     pattern = f"{folder}/*/{PART_FILE}".replace("'", "''")
     return (
-        f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet('
+        f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet('
         f"'{pattern}', union_by_name = true, hive_partitioning = false)"
     )
 
 
 def refresh_catalog(warehouse: Warehouse) -> list[str]:
-    """(Re)create a view per table; idempotent. Returns the table names."""
+    """Write a fresh catalog with a view per table and swap it in; returns the table names.
+
+    The new file is built under a private name and renamed over the old one, so a run never
+    needs the lock an analyst's connection (read-only or read-write) holds on the current
+    file: that connection keeps reading the file it opened, the next one sees the new views.
+    """
     tables = warehouse.tables()
     path = catalog_path(warehouse)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     try:
-        with duckdb.connect(str(path)) as con:
-            existing = {
-                row[0]
-                for row in con.execute(
-                    "SELECT view_name FROM duckdb_views() WHERE NOT internal"
-                ).fetchall()
-            }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with duckdb.connect(str(temp)) as con:
             for table in tables:
                 con.execute(_view_sql(warehouse, table))
-            for stale in sorted(existing - set(tables)):
-                con.execute(f'DROP VIEW IF EXISTS "{stale}"')
-    except duckdb.IOException as exc:
+        os.replace(temp, path)
+    except (duckdb.Error, OSError) as exc:
         raise InputError(
-            f"cannot update the DuckDB catalog ({str(exc).splitlines()[0]})",
+            f"cannot write the DuckDB catalog ({str(exc).splitlines()[0]})",
             where=str(path),
-            fix="close other connections to the catalog file, then rerun",
+            fix="check that the warehouse's work directory is writable, then rerun",
         ) from exc
+    finally:
+        temp.unlink(missing_ok=True)
+        temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
     return tables
 
 
+# Settings of the analyst connection, applied after the tables are registered. The tables are
+# Arrow datasets that pyarrow reads, so DuckDB itself needs no file access at all: with
+# external access off and no allowed directories it cannot read a host file, write one (COPY
+# TO, EXPORT), attach a database file or install/load an extension; spilling is off so no
+# temp directory is writable either; the lock refuses any SET that would undo this.
+_LOCKDOWN = (
+    "SET temp_directory = ''",
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+_NO_EXTENSIONS = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "python_enable_replacements": False,
+}
+
+
+def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
+    """One table's parts as one dataset; their schemas are unified the way DuckDB's
+    `union_by_name` would (missing columns null, int widened to float, null-typed lists)."""
+    try:
+        schema = pa.unify_schemas(
+            [pq.read_schema(path, filesystem=fs) for path in parts],
+            promote_options="permissive",
+        )
+        return ds.dataset(parts, schema=schema, format="parquet", filesystem=fs)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+        raise InputError(
+            f"table {table!r} cannot be read ({str(exc).splitlines()[0]})",
+            where=parts[0].rsplit("/", 2)[0],
+            fix="re-materialise the runs whose parts disagree, or remove a corrupt part",
+        ) from exc
+
+
 def connect(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
-    """A connection with every table as a view: the catalog file read-only when it exists,
-    else an in-memory database with the same views (nothing is written)."""
-    path = catalog_path(warehouse)
-    if path.is_file():
-        try:
-            return duckdb.connect(str(path), read_only=True)
-        except duckdb.IOException:
-            pass
-    con = duckdb.connect()
-    for table in warehouse.tables():
-        con.execute(_view_sql(warehouse, table))
+    """A read-only analyst connection: an in-memory database with every table registered,
+    then locked down (`_LOCKDOWN`). It never opens the catalog file, so it neither waits for
+    nor blocks a run."""
+    fs, _ = warehouse._fs()
+    con = duckdb.connect(config=_NO_EXTENSIONS)
+    try:
+        for table in warehouse.tables():
+            con.register(table, _dataset(fs, table, warehouse.parts(table)))
+        for statement in _LOCKDOWN:
+            con.execute(statement)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -83,8 +139,9 @@ def query(warehouse: Warehouse, sql: str) -> tuple[list[str], list[tuple]]:
     except duckdb.Error as exc:
         raise InputError(
             f"query failed: {str(exc).splitlines()[0]}",
-            where=str(catalog_path(warehouse)),
-            fix='check the SQL; `evalflow query "SHOW TABLES"` lists the tables',
+            where=warehouse.root,
+            fix="check the SQL (read-only: SELECT over the tables; no files, extensions or "
+            'settings); `evalflow query "SHOW TABLES"` lists the tables',
         ) from exc
     finally:
         con.close()
