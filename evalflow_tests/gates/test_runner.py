@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from evalflow.domain.gates import NO_COMMAND_REASON, confirmed_failure
-from evalflow.domain.models import GateCommands
-from evalflow.errors import ReadOnlyViolationError
-from evalflow.gates import GateLimits, probe_isolation, run_gates
+from evalflow.domain.models import GateCommands, GateSettings
+from evalflow.errors import InputError, ReadOnlyViolationError
+from evalflow.gates import GateCaches, GateLimits, probe_isolation, run_gates
+from evalflow.gates import runner as runner_module
 from evalflow.repo.builder import build_repo
 from evalflow.repo.guard import capture_state, verify_unchanged
 
@@ -327,3 +328,214 @@ def test_demo_bmad_fails_unit_on_one_proration_test(tmp_path: Path) -> None:
     assert unit.base_exit_code == 0
     assert confirmed_failure(results)
     verify_unchanged(repo, before)
+
+
+# --- setup, classification against base, the result cache --------------------------------
+
+
+def test_setup_runs_once_before_the_gates_in_the_same_clone(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    venv_tool = (
+        "mkdir -p .venv/bin && printf '#!/bin/sh\\necho venv-tool\\n' > .venv/bin/mytool "
+        "&& chmod +x .venv/bin/mytool"
+    )
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(build="test -f installed.txt", unit="cat installed.txt", e2e="mytool"),
+        [],
+        timeout_s=30,
+        settings=GateSettings(setup=("echo dep > installed.txt", venv_tool)),
+    )
+    setup, build, lint, unit, e2e = results
+    assert setup.gate == "setup"
+    assert setup.status == "pass"
+    assert setup.command == f"echo dep > installed.txt && {venv_tool}"
+    assert not setup.network_isolated  # the one step with network
+    assert build.status == unit.status == "pass"
+    assert "dep" in unit.output_tail
+    assert unit.setup_command == setup.command
+    assert lint.status == "unscored"
+    # The clone's own .venv/bin comes first on PATH.
+    assert e2e.status == "pass"
+    assert "venv-tool" in e2e.output_tail
+
+
+@pytest.mark.parametrize(
+    ("output", "setup_status", "category"),
+    [("npm error code E404 - lockfile names a missing package", "fail", "failed"),
+     ("npm error code EAI_AGAIN", "not-run", "infra")],
+)  # fmt: skip
+def test_a_setup_that_does_not_pass_makes_every_gate_not_run(
+    make_repo: Callable[..., Path], output: str, setup_status: str, category: str
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    setup_command = f"echo '{output}'; exit 1"
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(build="true", unit="false"),
+        [],
+        timeout_s=30,
+        settings=GateSettings(setup=setup_command),
+    )
+    setup = results[0]
+    assert setup.status == setup_status
+    assert setup.category == category
+    assert output.split(" - ", maxsplit=1)[0] in (setup.evidence or "")
+    for gate in (results[1], results[3]):
+        assert gate.status == "not-run"
+        assert gate.category == "setup"
+        assert gate.probe is not None
+        assert gate.probe.command == setup_command
+        assert output in gate.probe.output
+    assert not confirmed_failure(results)
+
+
+def test_auto_setup_with_nothing_to_install_adds_no_step(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"main.sh": "exit 0\n"})
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit="sh main.sh"),
+        [],
+        settings=GateSettings(setup="auto"),
+    )
+    assert [r.gate for r in results] == ["build", "lint", "unit", "e2e"]
+    assert results[2].status == "pass"
+    assert results[2].setup_command is None
+
+
+def test_a_base_without_the_projects_manifest_is_not_compared(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = make_repo(
+        {"README.md": "template\n", "t.sh": "exit 1\n"},
+        {"pyproject.toml": "[project]\nname = 'x'\n", "t.sh": "exit 1\n"},
+    )
+    results = run_gates(repo, "head", "base", GateCommands(unit="sh t.sh"), [], timeout_s=30)
+    unit = results[2]
+    assert unit.status == "fail"
+    assert unit.base_exit_code is None
+    assert "base not comparable (base has no pyproject.toml)" in unit.notes[-1]
+    assert confirmed_failure(results)
+
+
+def test_base_gets_the_same_setup_before_the_comparison(make_repo: Callable[..., Path]) -> None:
+    legacy = "test -f marker || exit 9\necho 'legacy/old.py:1: broken'; exit 1\n"
+    repo = make_repo(
+        {"requirements.txt": "\n", "legacy.sh": legacy},
+        {"requirements.txt": "\n", "legacy.sh": legacy, "new.py": "x = 1\n"},
+    )
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(lint="sh legacy.sh"),
+        ["new.py"],
+        timeout_s=30,
+        settings=GateSettings(setup="touch marker"),
+    )
+    lint = results[2]
+    assert lint.status == "pre-existing", lint.notes
+    assert lint.base_exit_code == 1
+
+
+def test_infra_on_base_makes_it_incomparable(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(
+        {"check.sh": "nonexistent-tool\n"},
+        {"check.sh": "echo 'FAILED test_x'; exit 1\n"},
+    )
+    results = run_gates(repo, "head", "base", GateCommands(unit="sh check.sh"), [], timeout_s=30)
+    unit = results[2]
+    assert unit.status == "fail"
+    assert "base not comparable (on base: exit 127" in unit.notes[-1]
+
+
+def test_an_unchanged_run_reuses_stored_results(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(
+        {"README.md": "x\n"}, {"ok.sh": "echo ok\n", "bad.sh": "echo FAILED; exit 1\n"}
+    )
+    calls: list[str] = []
+    real = runner_module.execute
+
+    def counting(command: str, **kwargs: object):
+        calls.append(command)
+        return real(command, **kwargs)
+
+    monkeypatch.setattr(runner_module, "execute", counting)
+    caches = GateCaches.under(tmp_path / "work")
+    commands = GateCommands(build="sh ok.sh", lint="nonexistent-tool", unit="sh bad.sh")
+    settings = GateSettings(setup="echo setup")
+
+    def run(gates: GateCommands = commands, **kw: object) -> list:
+        return run_gates(
+            repo, "head", "base", gates, [], timeout_s=30, settings=settings, caches=caches, **kw
+        )
+
+    first = run()
+    assert [r.status for r in first] == ["pass", "pass", "not-run", "fail", "unscored"]
+    assert not any(r.cached for r in first)
+    calls.clear()
+    second = run()
+    # Only the infra not-run runs again (the environment may have been fixed since), so the
+    # setup runs too; pass and fail come from the cache with their original time.
+    assert calls == ["echo setup", "nonexistent-tool"]
+    assert [r.cached for r in second] == [False, True, False, True, False]
+    assert second[1].ran_at == first[1].ran_at
+    calls.clear()
+    no_infra = GateCommands(build="sh ok.sh", unit="sh bad.sh")
+    run(no_infra)
+    calls.clear()
+    third = run(no_infra)
+    assert calls == []
+    assert [r.status for r in third] == ["pass", "pass", "unscored", "fail", "unscored"]
+    assert all(r.cached for r in third if r.status != "unscored")
+    calls.clear()
+    run(GateCommands(build="sh ok.sh", unit="sh bad.sh; true"))
+    assert calls == ["echo setup", "sh bad.sh; true"]
+    calls.clear()
+    run(no_infra, rerun=True)
+    assert calls == ["echo setup", "sh ok.sh", "sh bad.sh"]
+
+
+def test_gate_env_values_and_pass_through(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALFLOW_TEST_PASSED", "yes")
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit='test "$FOO" = bar && test "$EVALFLOW_TEST_PASSED" = yes'),
+        [],
+        timeout_s=30,
+        settings=GateSettings(gate_env={"FOO": "bar", "EVALFLOW_TEST_PASSED": None}),
+    )
+    assert results[2].status == "pass", results[2].evidence
+
+
+def test_required_isolation_that_is_missing_is_a_clear_error(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    with pytest.raises(InputError, match="gate isolation required but unavailable: network"):
+        run_gates(
+            repo,
+            "head",
+            "base",
+            GateCommands(unit="true"),
+            [],
+            isolation="none",
+            require_isolation=True,
+        )
+    results = run_gates(repo, "head", "base", GateCommands(unit="true"), [], isolation="none")
+    assert "network" in results[2].isolation_missing
