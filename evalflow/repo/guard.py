@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evalflow.errors import ReadOnlyViolationError
-from evalflow.repo.git import require_repo, resolve_commit, worktree
+from evalflow.repo.git import git, require_repo, worktree
 from evalflow.repo.worktree_fs import fingerprint
 
 
@@ -30,8 +30,8 @@ class RepoState(BaseModel):
 
 
 def capture_state(repo: Path) -> RepoState:
-    top = require_repo(repo)
-    head = resolve_commit(top, "HEAD")
+    top = require_repo(repo)  # fetches the mirror, so its HEAD is the repository's HEAD now
+    head = git(top, "rev-parse", "--verify", "HEAD^{commit}").decode().strip()
     with worktree(top, index_from=head) as run:
         status = run("status", "--porcelain=v1", "-z", "--untracked-files=all")
         listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
