@@ -29,6 +29,8 @@ COMMANDS = {
     "review-eval": "evalflow.cli.review:review_eval_command",
     "plugin": "evalflow.cli.plugin:plugin",
     "baseline": "evalflow.cli.baseline:baseline_group",
+    "init": "evalflow.cli.init:init",
+    "labels": "evalflow.cli.labels:labels_group",
     "schemas": "evalflow.cli.schemas:schemas_group",
     "calibrate": "evalflow.cli.calibrate:calibrate",
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",

@@ -1,4 +1,7 @@
-"""`evalflow baseline check|render|freeze`: the frozen AC checklist of a benchmark.
+"""`evalflow baseline check|render|freeze|draft|lint`: the frozen AC checklist of a benchmark.
+
+`draft` writes a rule-based draft from the PRD (never over a frozen baseline); `lint` warns
+about violations of SPEC's decomposition rules (exit 0, `--strict` ⇒ 1).
 
 `freeze` validates the YAML against its PRD, renders `_ac-baseline.md` (never timestamped)
 and records the baseline's sha256 in `_ac-baseline.lock`; `check` then refuses a baseline
@@ -8,13 +11,17 @@ never compared.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from evalflow.cli.output import emit_json
 from evalflow.domain.baseline import render_baseline_markdown
-from evalflow.inputs import Benchmark, load_benchmark, lock_path
+from evalflow.domain.baseline_draft import draft_baseline, render_draft
+from evalflow.domain.baseline_lint import lint_baseline, lint_probes
+from evalflow.errors import InputError
+from evalflow.inputs import Benchmark, load_benchmark, lock_path, read_text
 
 baseline_argument = click.argument(
     "baseline", type=click.Path(path_type=Path), default="_ac-baseline.yaml"
@@ -35,6 +42,7 @@ def _summary(bench: Benchmark, path: Path) -> dict:
         "i_checks": sum(c.kind == "I" for _, c in checks),
         "t_checks": sum(c.kind == "T" for _, c in checks),
         "checks_without_probes": [c.id for _, c in checks if not c.probes],
+        "assumed_priorities": [s.id for s in bench.prd.stories if s.assumed],
         "frozen": lock_path(path).is_file(),
     }
 
@@ -64,6 +72,12 @@ def check(baseline: Path, as_json: bool) -> None:
             "note: the heuristic judge answers UNSCORED for checks without probes: "
             + ", ".join(summary["checks_without_probes"])
         )
+    for story in bench.prd.stories:
+        if story.assumed:
+            click.echo(
+                f"warning: story {story.id} has no known priority label; scored as ASSUMED "
+                f"{story.priority} (label it in the PRD)"
+            )
 
 
 @baseline_group.command("render")
@@ -90,3 +104,51 @@ def freeze(baseline: Path, force: bool) -> None:
     )
     lock.write_text(bench.baseline_sha256 + "\n")
     click.echo(f"frozen {bench.baseline.benchmark}: sha256 {bench.baseline_sha256}")
+
+
+@baseline_group.command("draft")
+@click.argument("prd", type=click.Path(path_type=Path))
+@click.option("--benchmark", required=True, help="Benchmark name written into the draft.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Draft file (default: _ac-baseline.yaml beside the PRD).")  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace an existing unfrozen baseline.")
+def draft(prd: Path, benchmark: str, out: Path | None, force: bool) -> None:
+    """Draft a baseline from the PRD with the offline rule-based drafter (deterministic)."""
+    from evalflow.domain.prd import parse_prd
+
+    out = out or prd.parent / "_ac-baseline.yaml"
+    if lock_path(out).is_file():
+        raise InputError("the baseline is frozen; a draft never overwrites it", where=str(out),
+                         fix="write the draft elsewhere with --out")  # fmt: skip
+    if out.exists() and not force:
+        raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
+    parsed = parse_prd(read_text(prd, "PRD"), str(prd))
+    rel = os.path.relpath(prd.resolve(), out.resolve().parent)
+    out.write_text(render_draft(draft_baseline(parsed, benchmark), benchmark, str(rel)))
+    click.echo(f"wrote draft {out} (review it, add probes and anchors, then freeze)")
+
+
+@baseline_group.command("lint")
+@baseline_argument
+@click.option("--strict", is_flag=True, help="Exit 1 when there is any warning.")
+@click.option("--repo", type=click.Path(path_type=Path), default=None,
+              help="Also check each probe against this repository (read through git).")  # fmt: skip
+@click.option("--head", default="HEAD", show_default=True, help="Commit of --repo to read.")
+def lint(baseline: Path, strict: bool, repo: Path | None, head: str) -> None:
+    """Warn about violations of SPEC's decomposition rules (exit 0; --strict: 1 on warnings)."""
+    bench = load_benchmark(baseline)
+    warnings = lint_baseline(bench.baseline)
+    if repo is not None:
+        from evalflow.repo.git import require_repo, resolve_commit
+        from evalflow.repo.scopes import is_code_file, is_doc_file
+        from evalflow.repo.snapshot import load_snapshot
+
+        top = require_repo(repo)
+        snap = load_snapshot(top, resolve_commit(top, head))
+        files = {p: f.text for p, f in snap.files.items()}
+        warnings += lint_probes(bench.baseline, files, is_code_file, is_doc_file)
+    for warning in warnings:
+        click.echo(f"warning: {warning.line()}")
+    click.echo(f"{len(warnings)} warning(s)")
+    if strict and warnings:
+        raise SystemExit(1)

@@ -44,7 +44,7 @@ _PRIORITY = re.compile(
     re.IGNORECASE,
 )
 _STORY_NAME = re.compile(
-    r"^(?:(?:user\s+)?story\s+([A-Za-z]*-?\d+)|(US-?\d+)|(S\d+))\b\s*[:.\-–—]?\s*",
+    r"^(?:(?:user\s+)?story\s+([A-Za-z]*-?\d+(?:\.\d+)*)|(US-?\d+)|(S\d+))\b\s*[:.\-–—]?\s*",
     re.IGNORECASE,
 )
 _SPEC_KIT_STORY = re.compile(r"^user\s+story\s+(\d+)\s*[-–—:]\s*(.*)$", re.IGNORECASE)
@@ -67,10 +67,29 @@ _EXCLUSION_LABEL = re.compile(
 )
 _AC_LABEL = re.compile(r"^\**\s*(acceptance\s+(criteria|scenarios))\b", re.IGNORECASE)
 _AC_ID = re.compile(
-    r"^(?:\*\*|`)?\s*((?:[A-Za-z]+\d*-)?AC-?\d+(?:\.\d+)?|[A-Z]+-\d+(?:\.\d+)?)\s*(?:\*\*|`)?"
+    r"^(?:\*\*|`)?\s*((?:[A-Za-z]+\d*(?:\.\d+)*-)?AC-?\d+(?:\.\d+)?|[A-Z]+-\d+(?:\.\d+)?)\s*(?:\*\*|`)?"
     r"\s*[:.\-–—)]?\s*(?:\*\*)?\s*"
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def is_out_of_scope_heading(text: str) -> bool:
+    """A heading whose every list item is out of scope ("Out of Scope", "Non-Goals", ...)."""
+    return bool(_OUT_OF_SCOPE.search(text)) and not _PRIORITY.search(text)
+
+
+def is_assumptions_heading(text: str) -> bool:
+    return bool(_ASSUMPTIONS.match(text))
+
+
+def states_exclusion(text: str) -> bool:
+    """An assumption that says something is excluded (an out-of-scope item)."""
+    return bool(_EXCLUSION.search(text))
+
+
+def is_exclusion_label(text: str) -> bool:
+    """A bullet that only labels the exclusions nested under it ("**Out of scope**:")."""
+    return bool(_EXCLUSION_LABEL.match(text))
 
 
 @dataclass

@@ -1,0 +1,218 @@
+"""The offline, rule-based baseline drafter: PRD → a draft `_ac-baseline.yaml` (seed 002).
+
+Each AC in scope (P0/P1) is decomposed with `evalflow.domain.ac_language`: one I-check per
+observable clause; the conjunction/payload rule (one I-check and one T-check per named field
+of an emitted/returned/persisted artefact); the disjunction rule (independent paths ⇒ one
+I-check per path; product-controlled ⇒ default behaviour + switch reachable without a code
+change); the wiring rule (asynchronous ingress ⇒ a wiring I-check); T-checks at the level
+the fixed policy demands (pure logic ⇒ unit, HTTP/contract/persistence ⇒ e2e, both ⇒ one of
+each), `outcome: true` for "becomes/persisted/shows status" ACs. Every check carries the
+rule that produced it as a YAML comment (the frozen model has no field for it). Deterministic:
+the same PRD gives the same bytes. The draft has no probes and no anchors: a person adds
+them before `evalflow baseline freeze` (docs/importers/).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from evalflow.domain.ac_language import (
+    Reading,
+    has_logic,
+    read,
+    says_outcome,
+    starts_with_verb,
+    test_level,
+)
+from evalflow.domain.models import PRD, AcceptanceCriterion
+
+
+@dataclass(frozen=True)
+class DraftCheck:
+    id: str
+    kind: str
+    proposition: str
+    rule: str
+    level: str | None = None
+    outcome: bool = False
+    wiring: bool = False
+
+
+@dataclass(frozen=True)
+class DraftAC:
+    id: str
+    text: str
+    interpretation: str
+    checks: tuple[DraftCheck, ...]
+
+
+_CONNECTOR = re.compile(
+    r"\s+(?:with|including|containing|carrying|linked\s+to|that\s+(?:has|have|carries|includes))$",
+    re.IGNORECASE,
+)
+_ARTICLE = re.compile(r"^(?:the|a|an|its|their)\s+", re.IGNORECASE)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip().rstrip(".")
+    return (text[:1].upper() + text[1:] + ".") if text else text
+
+
+def _lower_first(text: str) -> str:
+    # "A webhook" → "a webhook", but an acronym ("API", "UI") keeps its case.
+    return text if len(text) > 1 and text[1].isupper() else text[:1].lower() + text[1:]
+
+
+def _behaviour(context: str, clause: str) -> str:
+    if starts_with_verb(clause):
+        clause = f"it {clause}"  # "... is rejected with 409 and creates no second trial"
+    return _sentence(f"{context}{_lower_first(clause) if context else clause}")
+
+
+def _i_checks(r: Reading) -> list[tuple[str, str, bool]]:
+    """(proposition, rule, wiring) of each I-check."""
+    out: list[tuple[str, str, bool]] = []
+    context = f"When {r.when}, " if r.when else ""
+    if r.ingress:
+        trigger = f" ({r.when})" if r.when else ""
+        out.append((
+            f"The entry point of the inbound event{trigger} is routed, verifies the event's "
+            "authenticity and dispatches it by type to its handler.",
+            "wiring: asynchronous ingress gets its own wiring I-check",
+            True,
+        ))  # fmt: skip
+    for clause in r.clauses:
+        if r.alternatives and f"{r.alternatives[0]} or {r.alternatives[1]}" in clause:
+            first, second = r.alternatives
+            if r.product_choice:
+                default = clause.replace(f" or {second}", "")
+                out.append(
+                    (
+                        _behaviour(context, f"by default, {_lower_first(default)}"),
+                        "disjunction (product-controlled): the default behaviour",
+                        False,
+                    )
+                )
+                out.append((_sentence(f"the alternative ({second}) is reachable without a code "
+                                      "change (configuration key, flag or environment variable) "
+                                      "at the same decision point"),
+                            "disjunction (product-controlled): the switch", False))  # fmt: skip
+            else:
+                for option in (first, second):
+                    path = clause.replace(f"{first} or {second}", option)
+                    out.append((_behaviour(context, path),
+                                "disjunction (independent paths): per path", False))  # fmt: skip
+            continue
+        if r.product_choice and re.match(r"the\s+product\s+choos", clause, re.IGNORECASE):
+            continue  # the product choice is the two checks above
+        if r.fields and clause.endswith(r.fields[-1]):
+            head = clause[: clause.lower().rfind(r.fields[0].lower())].rstrip()
+            out.append((_behaviour(context, _CONNECTOR.sub("", head)),
+                        "clause: one I-check per observable clause", False))  # fmt: skip
+            for field in r.fields:
+                out.append((_sentence(f"the {r.artefact} (the constructed object) carries {field}"),
+                            "conjunction/payload: one I-check per named field", False))  # fmt: skip
+            continue
+        out.append(
+            (_behaviour(context, clause), "clause: one I-check per observable clause", False)
+        )
+    return out
+
+
+def _t_checks(r: Reading, behaviours: list[str]) -> list[tuple[str, str, str, bool]]:
+    """(proposition, rule, level, outcome) of each T-check: each behaviour at the level its
+    own wording demands (the AC's level when the clause alone says nothing), each named
+    field at the AC's contract level."""
+    article = {"unit": "A unit", "e2e": "An e2e"}
+    out: list[tuple[str, str, str, bool]] = []
+    for behaviour in behaviours:
+        own = test_level(behaviour)
+        if own == "unit" and r.level != "unit" and not has_logic(behaviour):
+            own = "e2e"  # the clause alone says nothing: the AC's contract level holds
+        level = own
+        for lvl in ("unit", "e2e") if level == "both" else (level,):
+            outcome = says_outcome(behaviour) and (lvl == "e2e" or level == "unit")
+            what = "the resulting state, read back (not a mock call): " if outcome else ""
+            kind = "pure logic" if lvl == "unit" else "HTTP/contract/persistence"
+            rule = f"level policy: {lvl} ({kind})"
+            out.append((f"{article[lvl]} test asserts {what}{_lower_first(behaviour.rstrip('.'))}.",
+                        rule + ("; T-outcome" if outcome else ""), lvl, outcome))  # fmt: skip
+    field_level = "unit" if r.level == "unit" else "e2e"
+    for field in r.fields:
+        out.append((f"{article[field_level]} test asserts the {r.artefact} carries "
+                    f"{_ARTICLE.sub('', field)}.",
+                    f"level policy: {field_level}; conjunction/payload applies to T-checks",
+                    field_level, False))  # fmt: skip
+    return out
+
+
+def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
+    r = read(ac.text)
+    checks: list[DraftCheck] = []
+    i_checks = _i_checks(r)
+    for n, (prop, rule, wiring) in enumerate(i_checks, start=1):
+        checks.append(DraftCheck(f"{ac.id}-I{n}", "I", prop, rule, wiring=wiring))
+    behaviours = [p for p, rule, wiring in i_checks if not wiring and "payload" not in rule]
+    for n, (prop, rule, level, outcome) in enumerate(_t_checks(r, behaviours), start=1):
+        checks.append(DraftCheck(f"{ac.id}-T{n}", "T", prop, rule, level=level, outcome=outcome))
+    notes = []
+    if r.fields:
+        notes.append(
+            f"Conjunction/payload rule: one check per named field ({', '.join(r.fields)}), "
+            f"scored on the constructed {r.artefact}."
+        )
+    if r.alternatives:
+        kind = "product-controlled (default + switch)" if r.product_choice else "independent paths"
+        notes.append(f"Disjunction rule, {kind}: {' / '.join(r.alternatives)}.")
+    if r.ingress:
+        notes.append("Asynchronous ingress: a wiring check on the entry point plus the outcome.")
+    return DraftAC(ac.id, ac.text, " ".join(notes), tuple(checks))
+
+
+def draft_baseline(prd: PRD, benchmark: str, prd_path: str = "prd.md") -> list[DraftAC]:
+    """Draft checks for every AC of a P0/P1 story (P2 carries no weight, SPEC)."""
+    return [draft_ac(ac) for story in prd.stories if story.priority != "P2" for ac in story.acs]
+
+
+def _scalar(value: str) -> str:
+    return (
+        yaml.safe_dump(value, default_flow_style=True, width=10**6, allow_unicode=True)
+        .strip()
+        .removesuffix("...")
+        .strip()
+    )
+
+
+def render_draft(acs: list[DraftAC], benchmark: str, prd_path: str = "prd.md") -> str:
+    """The draft as YAML text, each check's rule as a comment above it."""
+    lines = [
+        "# DRAFT baseline written by `evalflow baseline draft` (offline rule-based drafter).",
+        "# Review every check, add probes and calibration anchors, then `evalflow baseline",
+        "# freeze`. Each check's comment names the decomposition rule (SPEC, seed 002) behind it.",
+        f"benchmark: {_scalar(benchmark)}",
+        f"prd: {_scalar(prd_path)}",
+        "acs:",
+    ]
+    for ac in acs:
+        lines += [f"  - id: {_scalar(ac.id)}", f"    text: {_scalar(ac.text)}"]
+        if ac.interpretation:
+            lines.append(f"    interpretation: {_scalar(ac.interpretation)}")
+        lines.append("    checks:")
+        for c in ac.checks:
+            lines += [
+                f"      # rule: {c.rule}",
+                f"      - id: {_scalar(c.id)}",
+                f"        kind: {c.kind}",
+            ]
+            if c.level:
+                lines.append(f"        level: {c.level}")
+            if c.outcome:
+                lines.append("        outcome: true")
+            if c.wiring:
+                lines.append("        wiring: true")
+            lines.append(f"        proposition: {_scalar(c.proposition)}")
+    lines.append("anchors: []  # add MET, UNMET and borderline examples with their reasons")
+    return "\n".join(lines) + "\n"
