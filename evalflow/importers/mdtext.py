@@ -18,7 +18,8 @@ from evalflow.domain.prd import (
 )
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_ITEM = re.compile(r"^(\s*)(?:[-*+]|(\d+)[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+# `1:` too: BMAD's epics number their acceptance criteria so.
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|(\d+)[.):])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -83,7 +84,10 @@ class Doc:
                     last = out[-1]
                     glue = " " if last.text.rstrip().endswith((":", ";", ",")) else "; "
                     out[-1] = Item(
-                        last.line, last.number, f"{last.text.rstrip()}{glue}{m.group(3)}"
+                        last.line,
+                        last.number,
+                        f"{last.text.rstrip()}{glue}{m.group(3)}",
+                        (*last.children, one_line(m.group(3))),
                     )
                 continue
             if not raw.strip():

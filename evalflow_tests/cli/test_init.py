@@ -1,0 +1,68 @@
+"""`evalflow init` on a spec-kit repository with P1-P5 stories: a benchmark that passes
+`baseline check`, a manifest with commented guesses, and no overwrite of a frozen baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from evalflow_tests.cli.test_baseline_cli import run_cli
+
+FIXTURE = Path(__file__).parents[1] / "importers" / "fixtures" / "spec-kit"
+
+
+def _repo(make_repo) -> Path:
+    spec = {str(p.relative_to(FIXTURE)): p.read_text() for p in FIXTURE.rglob("*") if p.is_file()}
+    code = {**spec, "requirements.txt": "", "app/main.py": "x = 1\n", "tests/unit/test_a.py": ""}
+    return make_repo(spec, code)
+
+
+def test_init_writes_a_checkable_benchmark(make_repo, tmp_path: Path, capsys) -> None:
+    repo = _repo(make_repo)
+    out = tmp_path / "bench"
+    code, stdout, err = run_cli(
+        capsys, "init", "--from", "spec-kit", str(repo), "--benchmark", "pantry", "--out", str(out)
+    )
+    assert code == 0, err
+    assert "imported 4 stories, 5 ACs, 4 out-of-scope items" in stdout
+    assert "ASSUMED priorities (listed in prd.md): US4" in stdout
+    code, stdout, err = run_cli(capsys, "baseline", "check", str(out / "_ac-baseline.yaml"))
+    assert code == 0, err
+    assert "warning: story US4 has no known priority label; scored as ASSUMED P1" in stdout
+    manifest_text = (out / "runs" / "speckit-r1.yaml").read_text()
+    manifest = yaml.safe_load(manifest_text)
+    assert manifest["spec_dir"] == "specs/003-pantry" and manifest["base"] != manifest["head"]
+    assert "# guessed: the last commit touching only the spec/framework files" in manifest_text
+    assert manifest["gates"]["unit"] == "python -m pytest -q tests/unit"
+    code, _, err = run_cli(
+        capsys, "init", "--from", "spec-kit", str(repo), "--benchmark", "pantry", "--out", str(out)
+    )
+    assert code == 2 and "already exists" in err
+    run_cli(capsys, "baseline", "freeze", str(out / "_ac-baseline.yaml"))
+    code, _, err = run_cli(capsys, "init", "--from", "spec-kit", str(repo), "--benchmark",
+                           "pantry", "--out", str(out), "--force")  # fmt: skip
+    assert code == 2 and "frozen" in err
+
+
+def test_draft_never_overwrites_a_frozen_baseline(mini: Path, capsys) -> None:
+    baseline = mini / "_ac-baseline.yaml"
+    run_cli(capsys, "baseline", "freeze", str(baseline))
+    code, _, err = run_cli(capsys, "baseline", "draft", str(mini / "prd.md"), "--benchmark", "mini",
+                           "--force")  # fmt: skip
+    assert code == 2 and "frozen" in err
+
+
+def test_lint_strict_exit_code_and_labels_template(mini: Path, tmp_path: Path, capsys) -> None:
+    baseline = str(mini / "_ac-baseline.yaml")
+    code, stdout, _ = run_cli(capsys, "baseline", "lint", baseline)
+    assert code == 0 and "[anchors]" in stdout
+    code, _, _ = run_cli(capsys, "baseline", "lint", baseline, "--strict")
+    assert code == 1
+    out = tmp_path / "labels.yaml"
+    code, _, err = run_cli(capsys, "labels", "template", baseline, "--out", str(out))
+    assert code == 0, err
+    from evalflow.judges.labels import load_labels
+
+    labels = load_labels(out)
+    assert {v.status for v in labels.verdicts} == {"UNSCORED"} and len(labels.verdicts) >= 2

@@ -1,0 +1,93 @@
+"""`baseline lint` flags each seed-002 violation on a crafted baseline, nothing on the demo;
+the offline drafter is deterministic and its draft passes its own lint (anchors aside)."""
+
+from __future__ import annotations
+
+import yaml
+
+from evalflow.domain.baseline_draft import draft_baseline, render_draft
+from evalflow.domain.baseline_lint import lint_baseline, lint_probes
+from evalflow.domain.models import Baseline
+from evalflow.domain.prd import parse_prd
+from evalflow_tests.conftest import DEMO
+
+
+def _ac(ac_id: str, text: str, *checks: dict) -> dict:
+    return {"id": ac_id, "text": text, "checks": list(checks)}
+
+
+def _i(cid: str, prop: str, **kw) -> dict:
+    return {"id": cid, "kind": "I", "proposition": prop, **kw}
+
+
+def _t(cid: str, prop: str, level: str = "unit", **kw) -> dict:
+    return {"id": cid, "kind": "T", "level": level, "proposition": prop, **kw}
+
+
+CRAFTED = Baseline.model_validate({
+    "benchmark": "crafted",
+    "prd": "prd.md",
+    "acs": [
+        _ac("A1", "When a trial starts, it emits an event linked to the user and the end date.",
+            _i("A1-I1", "The event is emitted."), _t("A1-T1", "A test asserts the event.")),
+        _ac("A2", "The reminder goes by email or by push; the product chooses (email by default).",
+            _i("A2-I1", "Reminders go by email."), _t("A2-T1", "A test asserts email.")),
+        _ac("A3", "When the provider webhook reports a payment, the status becomes active.",
+            _i("A3-I1", "The handler sets active."),
+            _t("A3-T1", "An e2e test asserts active.", "e2e")),
+        _ac("A4", "Cancelling via `POST /cancel` persists status canceled.",
+            _i("A4-I1", "Cancelling persists canceled and sends an email."),
+            _t("A4-T1", "A unit test asserts canceled.", outcome=True)),
+    ],
+})  # fmt: skip
+
+
+def test_each_violation_is_flagged() -> None:
+    got = {(w.where, w.rule) for w in lint_baseline(CRAFTED)}
+    assert got == {
+        ("A1", "payload"),
+        ("A2", "disjunction"),
+        ("A3", "wiring"),
+        ("A3", "outcome"),
+        ("A4", "test-level"),
+        ("A4-I1", "atomic"),
+        ("crafted", "anchors"),
+    }
+
+
+def test_demo_baseline_is_clean() -> None:
+    demo = Baseline.model_validate(yaml.safe_load((DEMO / "_ac-baseline.yaml").read_text()))
+    assert lint_baseline(demo) == []
+
+
+def test_probes_matching_nothing_or_docs_only() -> None:
+    baseline = Baseline.model_validate({
+        "benchmark": "p", "prd": "prd.md",
+        "acs": [_ac("A1", "x", _i("A1-I1", "x", probes=[
+            {"kind": "impl", "pattern": "never_here"},
+            {"kind": "impl", "pattern": "only_in_docs"},
+            {"kind": "impl", "pattern": "real_code"},
+        ]), _t("A1-T1", "x"))],
+    })  # fmt: skip
+    files = {"README.md": "only_in_docs\n", "app.py": "real_code = 1\n"}
+    got = lint_probes(baseline, files, lambda p, _t: p.endswith(".py"), lambda p: p.endswith(".md"))
+    assert [(w.where, w.message.split(" ", 1)[1]) for w in got] == [
+        ("A1-I1.probes[1]", "matches nothing"),
+        ("A1-I1.probes[2]", "matches documentation only (README.md)"),
+    ]
+
+
+def test_draft_is_deterministic_and_follows_the_rules() -> None:
+    prd = parse_prd((DEMO / "prd.md").read_text(), "prd.md")
+    text = render_draft(draft_baseline(prd, "trialist"), "trialist")
+    assert text == render_draft(draft_baseline(prd, "trialist"), "trialist")
+    draft = Baseline.model_validate(yaml.safe_load(text))
+    assert [(w.where, w.rule) for w in lint_baseline(draft)] == [("trialist", "anchors")]
+    checks = {c.id: c for _, c in draft.checks()}
+    assert "carries the user" in checks["S1-AC3-I2"].proposition  # payload rule
+    assert checks["S2-AC1-I1"].wiring  # wiring rule
+    assert checks["S2-AC1-T1"].outcome and checks["S2-AC1-T1"].level == "e2e"
+    assert "reachable without a code change" in checks["S3-AC1-I2"].proposition  # switch
+    assert {checks["S1-AC1-T1"].level, checks["S1-AC1-T2"].level} == {"unit", "e2e"}
+    assert "# rule: conjunction/payload" in text
+    assert not any(c.startswith("S4-") for c in checks)  # P2 carries no weight

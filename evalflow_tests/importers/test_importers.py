@@ -1,0 +1,153 @@
+"""Each importer on its fixture (written for evalflow, not copied): stories, stable AC ids,
+original texts, priorities (ASSUMED when unknown), out-of-scope items kept whole, and a
+`prd.md` that reads back the same through the PRD parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalflow.errors import InputError
+from evalflow.importers import IMPORTERS
+from evalflow.importers.model import (
+    DEFAULT_PRIORITIES,
+    SPEC_KIT_PRIORITIES,
+    check_round_trip,
+    parse_priority_map,
+    render_prd,
+)
+from evalflow.importers.project import Commit, guess_base, guess_gates
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _files(fmt: str) -> dict[str, str]:
+    root = FIXTURES / fmt
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _imported(fmt: str, spec: str | None = None, mapping=None):
+    prd = IMPORTERS[fmt](_files(fmt), spec, mapping)
+    base = SPEC_KIT_PRIORITIES if fmt == "spec-kit" else DEFAULT_PRIORITIES
+    check_round_trip(prd, render_prd(prd, mapping or base, "0" * 40))
+    return prd
+
+
+def _shape(prd) -> list[tuple]:
+    return [(s.id, s.label, s.priority, s.assumed, [a.id for a in s.acs]) for s in prd.stories]
+
+
+def test_spec_kit_p1_to_p5_unknown_assumed_and_scope() -> None:
+    prd = _imported("spec-kit")
+    assert _shape(prd) == [
+        ("US1", "P1", "P0", False, ["US1-AC1", "US1-AC2"]),
+        ("US2", "P4", "P2", False, ["US2-AC1"]),
+        ("US3", "P5", "P2", False, ["US3-AC1"]),
+        ("US4", "P7", "P1", True, ["US4-AC1"]),
+    ]
+    assert prd.stories[0].acs[1].text == (
+        "Given an item exists, When the cook adds it again, Then the request is rejected with 409"
+    )
+    assert prd.out_of_scope == (
+        "Shopping lists (a later feature)",
+        "Recipes",
+        "Multi-user pantries are out of scope (single cook, v1).",
+        "Nutrition data (calories, macros): per item; per meal",
+    )
+    assert prd.assumptions == ("Cooks have one pantry each.",)
+    assert [r.split(":")[0] for r in prd.requirements] == ["FR-001", "FR-002"]
+    assert "Independent Test is US4-AC1" in prd.notes[0]
+    text = render_prd(prd, SPEC_KIT_PRIORITIES, "0" * 40)
+    assert "Story US4 (Barcode scan): unknown priority label 'P7'; priority ASSUMED P1." in text
+
+
+def test_priority_map_is_configurable_and_checked() -> None:
+    mapping = parse_priority_map("P4=P1, p7=P0", SPEC_KIT_PRIORITIES)
+    prd = _imported("spec-kit", mapping=mapping)
+    assert [(s.id, s.priority, s.assumed) for s in prd.stories][1:] == [
+        ("US2", "P1", False), ("US3", "P2", False), ("US4", "P0", False)
+    ]  # fmt: skip
+    with pytest.raises(InputError, match="invalid priority mapping entry 'P1:P0'"):
+        parse_priority_map("P1:P0", SPEC_KIT_PRIORITIES)
+
+
+def test_kiro_ears_criteria() -> None:
+    prd = _imported("kiro")
+    assert _shape(prd) == [
+        ("R1", None, "P1", True, ["R1-AC1", "R1-AC2"]),
+        ("R2", "P0", "P0", False, ["R2-AC1"]),
+    ]
+    assert prd.stories[0].title.startswith("As a cook, I want to add items")
+    assert prd.out_of_scope == ("Barcode scanning (needs a camera)",)
+    assert len(prd.sources) == 3
+
+
+def test_bmad_story_file_refines_the_prd() -> None:
+    prd = _imported("bmad")
+    assert _shape(prd) == [
+        ("S1.1", None, "P1", True, ["S1.1-AC1", "S1.1-AC2", "S1.1-AC3"]),
+        ("S1.2", "HIGH", "P0", False, ["S1.2-AC1"]),
+    ]
+    assert prd.stories[0].acs[0].text.startswith("`POST /items` with a name returns 201")
+    assert prd.out_of_scope == ("Recipes (later)",)
+
+
+def test_openspec_specs_and_change_deltas() -> None:
+    prd = _imported("openspec")
+    assert _shape(prd) == [("R1", None, "P1", True, ["R1-AC1", "R1-AC2"])]
+    assert prd.stories[0].acs[0].text == (
+        "New item: WHEN the cook adds an item; THEN the item is stored; "
+        "AND the response carries its id"
+    )
+    change = _imported("openspec", "openspec/changes/add-expiry")
+    assert _shape(change) == [("R1", None, "P1", True, ["R1-AC1"])]
+    assert change.out_of_scope == (
+        "pantry: Manual expiry notes (removed by this change)",
+        "Push notifications",
+    )
+
+
+def test_markdown_prd_unknown_label_goes_through_the_mapping() -> None:
+    prd = _imported("markdown")
+    assert _shape(prd) == [
+        ("S1", "P0", "P0", False, ["S1-AC1", "S1-AC2"]),
+        ("S2", "P3", "P2", False, ["S2-AC1"]),
+    ]
+    assert prd.out_of_scope == ("Recipes",)
+
+
+@pytest.mark.parametrize("fmt", ["spec-kit", "kiro", "bmad", "openspec", "markdown"])
+def test_missing_artefacts_are_one_clear_error(fmt: str) -> None:
+    with pytest.raises(InputError) as info:
+        IMPORTERS[fmt]({"README.md": "# nothing\n"}, None, None)
+    assert info.value.fix
+
+
+def test_guess_base_and_gates() -> None:
+    spec = "specs/003-pantry"
+    history = [
+        Commit("a" * 40, None, ("README.md", ".specify/memory/constitution.md")),
+        Commit("b" * 40, "a" * 40, (f"{spec}/spec.md",)),
+        Commit("c" * 40, "b" * 40, (f"{spec}/plan.md", f"{spec}/tasks.md")),
+        Commit("d" * 40, "c" * 40, ("app/main.py", f"{spec}/tasks.md")),
+    ]
+    assert guess_base(history, spec)[0] == "c" * 40
+    together = [history[0], Commit("e" * 40, "a" * 40, (f"{spec}/spec.md", "app/main.py"))]
+    assert guess_base(together, spec)[0] == "a" * 40
+    assert guess_base(history[:1], spec)[0] is None
+    gates = guess_gates({
+        "requirements.txt": "", "app/main.py": "", "tests/unit/test_a.py": "",
+        "tests/integration/test_b.py": "", "pyproject.toml": "[tool.ruff]\n",
+    })  # fmt: skip
+    assert {k: v[0] for k, v in gates.items()} == {
+        "setup": "python -m pip install -r requirements.txt",
+        "build": "python -m compileall -q app",
+        "lint": "python -m ruff check .",
+        "unit": "python -m pytest -q tests/unit",
+        "e2e": "python -m pytest -q tests/integration",
+    }
+    js = guess_gates({"package.json": '{"scripts": {"build": "x", "test": "y"}}'})
+    assert {k: v[0] for k, v in js.items()} == {
+        "setup": "npm install", "build": "npm run build", "unit": "npm run test"
+    }  # fmt: skip
