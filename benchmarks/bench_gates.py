@@ -1,116 +1,109 @@
-"""Benchmark the cost of the gate sandbox against running the same commands in place.
+"""Benchmark the gate-result cache: a first evaluation against an unchanged re-evaluation.
 
-Running a gate in place (``sh -c <command>`` in the evaluated checkout) is the cheapest way
-and the one evalflow must never use (SPEC core rule 5); it is the baseline here. Measured
-(median of repeats, each on the bundled demo's speckit run, built with the deterministic
-builder into a temporary directory):
+The TypeScript fixture of the gate tests (`evalflow_tests/gates/fixtures/ts_project`:
+package-lock.json, tsc, eslint, vitest) is built into a git repository (base = a template
+commit, head = the project) and its gates run through `run_gates` exactly as the `gates`
+asset runs them: `setup: auto` (``npm ci``) and the four gates, with the warehouse caches
+(`GateCaches`) in a fresh temporary work dir. Then the same run is evaluated again, unchanged.
 
-- `execute` of a no-op (``true``) with no isolation and with this machine's best isolation:
-  the per-command price of environment, limits, launcher and namespaces;
-- one gate end to end through `run_gates` (clone, tooling probe, run, guard) for the no-op;
-- the demo's four real gates (compileall, ruff, pytest unit, pytest e2e) through `run_gates`
-  against the same four commands run in place.
+Printed: both wall times, their ratio (target ≥ 20×) and the number of commands the sandbox
+executed during the second evaluation (target 0). By default the npm download cache is the
+one the slow tests keep (``~/.cache/evalflow-tests/gate-deps``), so "first" measures install
+and gates, not the registry; ``--cold`` uses an empty download cache (needs the registry).
 
-Run from the repository root: `.venv/bin/python benchmarks/bench_gates.py [--quick]`
-(`--quick`: 3 repeats instead of 7).
+Run from the repository root: `.venv/bin/python benchmarks/bench_gates.py [--cold]`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
-from evalflow.domain.gates import GATES
-from evalflow.domain.models import GateCommands
-from evalflow.gates import GateLimits, probe_isolation, run_gates
-from evalflow.gates.sandbox import NO_ISOLATION, Isolation, execute, gate_env, new_sandbox
+from evalflow.domain.gates import GateResult
+from evalflow.domain.models import GateCommands, GateSettings
+from evalflow.gates import GateCaches, run_gates
+from evalflow.gates import runner as runner_module
 from evalflow.repo.builder import build_repo
 
-DEMO = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "trialist"
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "evalflow_tests" / "gates" / "fixtures" / "ts_project"
+WARM_DEPS = Path.home() / ".cache" / "evalflow-tests" / "gate-deps"
+COMMANDS = GateCommands(
+    build="npm run build", lint="npm run lint", unit="npm run test:unit", e2e="npm run test:e2e"
+)
 
 
-def _median(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
+def _fixture_repo(work: Path) -> Path:
+    source = work / "source"
+    (source / "base").mkdir(parents=True)
+    (source / "base" / "README.md").write_text("# template\n")
+    head = source / "head"
+    for path in sorted(FIXTURE.rglob("*")):
+        if path.is_file():
+            target = head / path.relative_to(FIXTURE)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    commits = [
+        {"tree": "base", "message": "template", "tag": "base"},
+        {"tree": "head", "message": "project", "tag": "head"},
+    ]
+    (source / "build.yaml").write_text(yaml.safe_dump({"commits": commits}))
+    return build_repo(source, work / "repo")
+
+
+def _evaluate(repo: Path, caches: GateCaches) -> tuple[float, list[GateResult], int]:
+    executed: list[str] = []
+    real = runner_module.execute
+
+    def counting(command: str, **kwargs: object):
+        executed.append(command)
+        return real(command, **kwargs)
+
+    runner_module.execute = counting  # type: ignore[assignment]
+    try:
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _in_place(repo: Path, command: str) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["sh", "-c", command], cwd=repo, env=env, capture_output=True, check=False)
-
-
-def _sandboxed(root: Path, repo: Path, isolation: Isolation) -> None:
-    sandbox = new_sandbox(root)
-    execute(
-        "true",
-        cwd=sandbox,
-        env=gate_env(sandbox),
-        log=sandbox / "out.log",
-        isolation=isolation,
-        read_only_paths=(repo,),
-        timeout_s=30,
-        limits=GateLimits(),
-    )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
-    repeats = 3 if parser.parse_args().quick else 7
-    isolation = probe_isolation()
-    manifest = yaml.safe_load((DEMO / "runs" / "speckit-r1.yaml").read_text())
-    commands = GateCommands(**manifest["gates"])
-    with tempfile.TemporaryDirectory(prefix="evalflow-bench-gates-") as tmp:
-        root = Path(tmp)
-        repo = build_repo(DEMO / "sources" / "speckit", root / "speckit")
-        sandboxes = root / "sandboxes"
-        sandboxes.mkdir()
-        noop = GateCommands(unit="true")
-        rows = [
-            ("no-op in place (baseline)", _median(lambda: _in_place(repo, "true"), repeats)),
-            (
-                "no-op, execute, no isolation",
-                _median(lambda: _sandboxed(sandboxes, repo, NO_ISOLATION), repeats),
-            ),
-            (
-                "no-op, execute, best isolation",
-                _median(lambda: _sandboxed(sandboxes, repo, isolation), repeats),
-            ),
-            (
-                "no-op, run_gates, one gate",
-                _median(lambda: run_gates(repo, "head", "base", noop, []), repeats),
-            ),
-        ]
-        scratch = root / "in-place"
-        build_repo(DEMO / "sources" / "speckit", scratch)
-        demo_base = _median(
-            lambda: [_in_place(scratch, getattr(commands, g)) for g in GATES], repeats
+        results = run_gates(
+            repo,
+            "head",
+            "base",
+            COMMANDS,
+            ["src/cart.ts"],
+            settings=GateSettings(setup="auto"),
+            caches=caches,
         )
-        demo_gates = _median(lambda: run_gates(repo, "head", "base", commands, []), repeats)
-    baseline = rows[0][1]
-    print(f"isolation: network={isolation.network} read_only={isolation.read_only}")
-    print(f"repeats: {repeats}")
-    for label, seconds in rows:
-        print(f"{label:34s} {seconds * 1000:8.1f} ms   ×{seconds / baseline:6.1f}")
-    print(f"{'demo 4 gates in place (baseline)':34s} {demo_base * 1000:8.1f} ms")
+        return time.perf_counter() - start, results, len(executed)
+    finally:
+        runner_module.execute = real  # type: ignore[assignment]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cold", action="store_true", help="empty npm download cache")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="evalflow-bench-gates-") as tmp:
+        work = Path(tmp)
+        repo = _fixture_repo(work)
+        deps = work / "gate-deps" if args.cold else WARM_DEPS
+        caches = GateCaches(results=work / "gate-results", dependencies=deps)
+        first_s, first, first_n = _evaluate(repo, caches)
+        second_s, second, second_n = _evaluate(repo, caches)
+    statuses = ", ".join(f"{r.gate} {r.status}" for r in first)
+    print(f"TypeScript fixture: setup + 4 gates ({statuses})")
+    print(f"first evaluation:  {first_s:8.2f} s  ({first_n} commands executed)")
     print(
-        f"{'demo 4 gates, run_gates':34s} {demo_gates * 1000:8.1f} ms   "
-        f"×{demo_gates / demo_base:6.2f}"
+        f"second evaluation: {second_s:8.3f} s  ({second_n} commands executed, "
+        f"{sum(r.cached for r in second)}/{len(second)} results cached)"
     )
+    ratio = first_s / second_s if second_s > 0 else float("inf")
+    print(f"speed-up: {ratio:,.0f}× (target ≥ 20×); commands on the second: {second_n} (target 0)")
+    ok = all(r.status == "pass" for r in first) and second_n == 0 and ratio >= 20
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

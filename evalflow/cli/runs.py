@@ -62,6 +62,20 @@ def _choice(judge: str | None, max_cost: float | None, labels: Path | None):
     return orchestrate.JudgeChoice(judge, max_cost, labels)
 
 
+def gate_options(command):
+    """--rerun-gates and --require-isolation (collected into one `GateChoice`)."""
+    command = click.option(
+        "--require-isolation",
+        is_flag=True,
+        help="Fail (exit 2) instead of running gates when a sandbox feature is missing.",
+    )(command)
+    return click.option(
+        "--rerun-gates",
+        is_flag=True,
+        help="Run every gate again instead of reusing stored results of an unchanged run.",
+    )(command)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 
 
@@ -81,21 +95,35 @@ def _materialize(
     judge: orchestrate.JudgeChoice,
     executor: str,
     workers: int,
+    gates: orchestrate.GateChoice | None = None,
 ):
     keys = orchestrate.resolve_partitions(root, keys)
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
     )
     outcomes = orchestrate.materialize(
-        root, keys, judge=judge, executor=executor, workers=workers, on_done=_progress
+        root,
+        keys,
+        judge=judge,
+        executor=executor,
+        workers=workers,
+        on_done=_progress,
+        gates=gates or orchestrate.GateChoice(),
     )
     return outcomes
 
 
-LEADERBOARD_SQL = """
-SELECT l.*, r.report_path
+# One cell per run: each step's status in run order, a not-run with its category and evidence.
+GATES_SUMMARY = """(SELECT string_agg(g.gate || ' ' || g.status || CASE WHEN g.status = 'not-run'
+    THEN ' (' || g.category || ': ' || left(coalesce(g.evidence, ''), 80) || ')' ELSE '' END,
+    ', ' ORDER BY CASE g.gate WHEN 'setup' THEN 0 WHEN 'build' THEN 1 WHEN 'lint' THEN 2
+    WHEN 'unit' THEN 3 ELSE 4 END)
+  FROM gates g WHERE g.run_key = {alias}.run_key)"""
+
+LEADERBOARD_SQL = f"""
+SELECT l.*, r.report_path, {GATES_SUMMARY.format(alias="l")} AS gates
 FROM leaderboard l LEFT JOIN report r USING (run_key)
-{where}
+{{where}}
 ORDER BY l.benchmark, l.rank
 """
 
@@ -128,7 +156,7 @@ def _num(value: float | None, digits: int = 2) -> str:
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
     """The human view: Final with its bounds or CI, rating ± CI, cost, and the noise flag."""
     headers = ["#", "framework", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
-               "BT rating (95% CI)", "cost $", "gap to next", "report"]  # fmt: skip
+               "BT rating (95% CI)", "cost $", "gap to next", "gates", "report"]  # fmt: skip
     out = []
     for values in rows:
         r = dict(zip(columns, values, strict=True))
@@ -142,7 +170,7 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
         out.append([
             r["rank"], r["framework"], final, _num(r["adjusted_final"]), r["band"],
             r["n_borderline"], f"{_num(r['final_ci_low'])}–{_num(r['final_ci_high'])}", rating,
-            _num(r["total_cost_usd"]), noise, _short_path(r["report_path"]),
+            _num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
         ])  # fmt: skip
     return headers, out
 
@@ -167,8 +195,7 @@ SELECT m.framework,
        e.reason AS e_null_because,
        d.healthy AS d_healthy,
        (SELECT sum(weight) FROM robustness r WHERE r.run_key = m.run_key) AS r,
-       (SELECT string_agg(g.gate || ' ' || g.status, ', ' ORDER BY g.gate)
-          FROM gates g WHERE g.run_key = m.run_key) AS gates
+       {gates} AS gates
 FROM run_manifest m
 JOIN scope_summary s USING (run_key)
 JOIN elicitation_summary e USING (run_key)
@@ -181,7 +208,8 @@ ORDER BY m.framework
 def _print_side_metrics(root: str, run_keys: list[str]) -> None:
     """E, S, R, D and the gates of each run: beside Final, never folded into it."""
     keys = ", ".join("'" + k.replace("'", "") + "'" for k in run_keys)
-    columns, rows = run_query(settings.warehouse(root), SIDE_METRICS_SQL.format(keys=keys))
+    sql = SIDE_METRICS_SQL.format(keys=keys, gates=GATES_SUMMARY.format(alias="m"))
+    columns, rows = run_query(settings.warehouse(root), sql)
     emit_table(columns, rows, title="Side metrics (beside Final, never in it)")
 
 
@@ -228,6 +256,7 @@ def register(manifests: tuple[Path, ...], warehouse: str | None, as_json: bool) 
     help="Partitions evaluated concurrently (one process each).",
 )
 @judge_options
+@gate_options
 @warehouse_option
 @json_option
 def materialize(
@@ -237,13 +266,16 @@ def materialize(
     judge: str | None,
     max_cost: float | None,
     labels: Path | None,
+    rerun_gates: bool,
+    require_isolation: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
     """Evaluate registered runs through Dagster, then rank them and refresh the DuckDB catalog."""
     root = _root(warehouse)
     choice = _choice(judge, max_cost, labels)
-    outcomes = _materialize(root, list(partitions) or None, choice, executor, workers)
+    gates = orchestrate.GateChoice(rerun_gates, require_isolation)
+    outcomes = _materialize(root, list(partitions) or None, choice, executor, workers, gates)
     if as_json:
         emit_json([o.__dict__ for o in outcomes])
     _exit_on_failures(outcomes)
@@ -252,6 +284,7 @@ def materialize(
 @click.command()
 @click.argument("manifest", type=click.Path(path_type=Path))
 @judge_options
+@gate_options
 @warehouse_option
 @json_option
 def score(
@@ -259,13 +292,16 @@ def score(
     judge: str | None,
     max_cost: float | None,
     labels: Path | None,
+    rerun_gates: bool,
+    require_isolation: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
     """Score one framework run: print its roll-up and write its Markdown report."""
     root = _root(warehouse)
     key = orchestrate.register(root, [manifest])[0]
-    outcomes = _materialize(root, [key], _choice(judge, max_cost, labels), "in_process", 1)
+    gates = orchestrate.GateChoice(rerun_gates, require_isolation)
+    outcomes = _materialize(root, [key], _choice(judge, max_cost, labels), "in_process", 1, gates)
     _exit_on_failures(outcomes[:-1])
     columns, rows = _leaderboard(root, None, [key])
     if as_json:

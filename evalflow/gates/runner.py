@@ -561,6 +561,14 @@ def run_gates(
     chosen = isolation_for(isolation)
     _require(chosen, require_isolation or bool(settings.require_isolation))
     root = _sandbox_root(sandbox_root, top)
+    hidden_paths = (top, *(Path(p).resolve() for p in hidden))
+    covering = [p for p in hidden_paths if root.is_relative_to(p)]
+    if covering:
+        raise InputError(
+            "the gate sandbox would live inside a directory hidden from gates",
+            where=f"{root} (inside {covering[0]})",
+            fix="choose a sandbox directory (or TMPDIR) outside the warehouse and benchmark",
+        )
     head_paths = _top_level(top, head)
     setup = resolve_setup(settings.setup, head_paths)
     locks = {
@@ -578,7 +586,7 @@ def run_gates(
     ctx = _Context(
         repo=top,
         isolation=chosen,
-        hidden=(top, *(Path(p).resolve() for p in hidden)),
+        hidden=hidden_paths,
         sandbox_root=root,
         limits=chosen_limits,
         extra_env=extra_env,

@@ -106,37 +106,67 @@ def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
 
 
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?s\b")
-_GATE_MARK = {"pass": "✓", "fail": "✗", "not-run": "not-run", "pre-existing": "pre-existing"}
+_GATE_MARK = {
+    "pass": "✓",
+    "fail": "✗",
+    "not-run": "not-run",
+    "pre-existing": "pre-existing",
+    "unscored": "unscored",
+}
+
+
+def _stable(text: object) -> str:
+    # Durations ("in 0.09s") differ between executions; the report must not.
+    return _DURATION.sub("…s", str(text))
+
+
+def _gate_detail(row) -> str:
+    if row.status == "unscored":
+        return str(row.reason)
+    if row.status == "not-run":
+        return f"{row.reason}; attempt `{row.probe_command}` (exit {row.probe_exit_code})"
+    if row.status == "pre-existing":
+        return f"base exit {row.base_exit_code}; out-of-scope note, not ✗"
+    detail = f"exit {row.exit_code}{' (timed out)' if row.timed_out else ''}"
+    notes = [n for n in str(row.notes).splitlines() if n.startswith("base not comparable")]
+    return f"{detail}; {notes[0]}" if notes else detail
 
 
 def _gates_section(gates: pd.DataFrame) -> list[str]:
-    """G: each gate from an actual run, or not-run with its probe; exact commands shown."""
-    lines = ["", "## Engineering gates (G)", "", "| gate | command | result | detail |"]
-    lines.append("|---|---|---|---|")
+    """G: the setup step and each gate from an actual run, not-run with its attempt and
+    evidence, or unscored (no command); exact commands shown."""
+    lines = ["", "## Engineering gates (G)", ""]
+    setups = gates.loc[gates["gate"] == "setup", "command"].dropna().tolist()
+    if setups:
+        lines += [f"Dependency setup: `{setups[0]}`", ""]
+    lines += ["| gate | command | result | category | evidence | detail |"]
+    lines.append("|---|---|---|---|---|---|")
     for row in gates.itertuples(index=False):
         command = f"`{row.command}`" if isinstance(row.command, str) else "—"
-        if row.status == "not-run":
-            detail = f"{row.reason}; probe `{row.probe_command}`: {row.probe_output}"
-        elif row.status == "pre-existing":
-            detail = f"{row.reason} (base exit {row.base_exit_code}); out-of-scope note"
-        else:
-            detail = f"exit {row.exit_code}{' (timed out)' if row.timed_out else ''}"
+        category = row.category if isinstance(row.category, str) else "—"
+        evidence = _stable(row.evidence) if isinstance(row.evidence, str) else "—"
         lines.append(
-            f"| {row.gate} | {_cell(command)} | {_GATE_MARK[row.status]} | {_cell(detail)} |"
+            f"| {row.gate} | {_cell(command)} | {_GATE_MARK[row.status]} | {category} | "
+            f"{_cell(evidence)} | {_cell(_stable(_gate_detail(row)))} |"
         )
-    failed = gates.loc[gates["status"] == "fail", "gate"].tolist()
+    failed = gates.loc[gates["confirmed"].astype(bool), "gate"].tolist()
     lines.append("")
     lines.append(
         f"Confirmed ✗: {', '.join(failed)} ⇒ Adjusted Final applies."
         if failed
         else "No confirmed ✗; not-run gates are blind spots and never adjust Final."
     )
-    if len(gates) and not gates["network_isolated"].all():
+    if (gates["status"] == "not-run").any():
+        lines.append(
+            "not-run: the environment (infra) or the dependency setup failed, not the project; "
+            "the evidence column shows the output line that decided it."
+        )
+    gated = gates[gates["gate"] != "setup"]  # the setup step has network by design
+    if len(gated) and not gated["network_isolated"].all():
         lines.append("Network isolation was unavailable for some gates (see the gates table).")
-    fixes = gates[gates["status"] == "fail"]
+    fixes = gates[gates["confirmed"].astype(bool)]
     for row in fixes.itertuples(index=False):
-        # Durations ("in 0.09s") differ between executions; the report must not.
-        tail = [_DURATION.sub("…s", t) for t in str(row.output_tail).splitlines() if t.strip()][-3:]
+        tail = [_stable(t) for t in str(row.output_tail).splitlines() if t.strip()][-3:]
         lines.append(f"- Fix `{row.gate}` (evalflow never fixes a gate): {' / '.join(tail)}")
     return lines
 

@@ -539,3 +539,20 @@ def test_required_isolation_that_is_missing_is_a_clear_error(
         )
     results = run_gates(repo, "head", "base", GateCommands(unit="true"), [], isolation="none")
     assert "network" in results[2].isolation_missing
+
+
+def test_the_sandbox_cannot_live_under_a_hidden_directory(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    warehouse = tmp_path / "warehouse"
+    with pytest.raises(InputError, match="inside a directory hidden from gates"):
+        run_gates(
+            repo,
+            "head",
+            "base",
+            GateCommands(unit="true"),
+            [],
+            sandbox_root=warehouse / "tmp",
+            hidden=[warehouse],
+        )
