@@ -80,4 +80,4 @@ def test_evidence_retriever_gate_on_the_calibration_set() -> None:
     code, out, _ = _run("--retriever", "bm25-evidence", "--json")
     payload = json.loads(out)
     assert code == 0 and payload["passed"] and payload["mean_recall"] >= 0.6
-    assert payload["retriever"] == "bm25-evidence" and len(payload["cases"]) == 29
+    assert payload["retriever"] == "bm25-evidence" and len(payload["cases"]) == 38
