@@ -225,10 +225,19 @@ def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
 
 @click.command()
 @click.argument("manifests", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--replace", is_flag=True, help="Re-point an already registered run_key.")
 @warehouse_option
 @json_option
-def register(manifests: tuple[Path, ...], warehouse: str | None, as_json: bool) -> None:
-    """Register run manifests as `evaluations` partitions (key <benchmark>.<framework>.<run>)."""
+def register(
+    manifests: tuple[Path, ...], replace: bool, warehouse: str | None, as_json: bool
+) -> None:
+    """Register run manifests as `evaluations` partitions (key <benchmark>.<framework>.<run>).
+
+    Fails early (exit 2) when a repository, base or head does not resolve, head equals base,
+    spec_dir leaves the repository, or a run_key is registered to another manifest."""
+    from evalflow.cli.register_checks import check_registrations
+
+    check_registrations(_root(warehouse), list(manifests), replace)
     keys = orchestrate.register(_root(warehouse), list(manifests))
     if as_json:
         emit_json(

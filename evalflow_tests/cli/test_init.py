@@ -66,3 +66,35 @@ def test_lint_strict_exit_code_and_labels_template(mini: Path, tmp_path: Path, c
 
     labels = load_labels(out)
     assert {v.status for v in labels.verdicts} == {"UNSCORED"} and len(labels.verdicts) >= 2
+
+
+def _manifest(path: Path, repo_path: Path, **over: str) -> Path:
+    data = {"benchmark": "pantry", "framework": "speckit", "run": "r1", "repo": str(repo_path),
+            "base": "base", "head": "head", "spec_dir": "specs/003-pantry", **over}  # fmt: skip
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_register_fails_early_on_bad_manifests(
+    make_repo, tmp_path: Path, warehouse_dir: Path, capsys
+) -> None:
+    repo = _repo(make_repo)
+    cases = [
+        ({"base": "no-such-ref"}, "unknown commit 'no-such-ref'"),
+        ({"head": "base"}, "is the same commit as base"),
+        ({"spec_dir": "../elsewhere"}, "is not inside the repository"),
+        ({"spec_dir": "/etc"}, "is not inside the repository"),
+        ({"repo": str(tmp_path / "missing")}, "repository not found"),
+    ]
+    for n, (over, message) in enumerate(cases):
+        path = _manifest(tmp_path / f"bad{n}.yaml", repo, **over)
+        code, _, err = run_cli(capsys, "register", str(path))
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (over, err)
+    first = _manifest(tmp_path / "first.yaml", repo)
+    assert run_cli(capsys, "register", str(first))[0] == 0
+    assert run_cli(capsys, "register", str(first))[0] == 0  # the same manifest again is fine
+    other = _manifest(tmp_path / "other.yaml", repo)
+    code, _, err = run_cli(capsys, "register", str(other))
+    assert code == 2 and "already registered to" in err and "--replace" in err
+    code, out, err = run_cli(capsys, "register", str(other), "--replace")
+    assert code == 0 and "registered pantry.speckit.r1" in out, err
