@@ -3,6 +3,13 @@
 prepare (manifest → resolved commits, baseline, diff surface, fingerprint) → snapshot →
 k scoring runs through a judge and the shared validator → majority vote → roll-up. Each step
 is a plain function over plain values so an asset can call exactly one of them.
+
+Two guards live here because every judge passes through them:
+- a scoring run in which the judge failed on every call (each verdict UNSCORED with the
+  judge's error as its reason: auth, quota, network) is an error, never a run of UNSCORED
+  checks that looks like an evaluation (`JudgeFailedError`, exit 2);
+- the comparability key: runs are ranked together only when baseline hash, judge id,
+  judge model and prompt version are equal (`comparability`).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import pandas as pd
 
 from evalflow import __version__
 from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
-from evalflow.errors import InputError
+from evalflow.errors import EvalflowError, InputError
 from evalflow.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.judges.base import Judge, JudgeRequest
 from evalflow.judges.cost import UsageRecord
@@ -29,6 +36,13 @@ from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_w
 from evalflow.side_metrics_io import elicitation_files_digest
 
 K_RUNS = 3
+# The reasons `evalflow.judges.anthropic_judge.failure_reason` gives a check whose model call
+# failed (a test pins them): such an UNSCORED verdict says nothing about the code.
+JUDGE_ERROR_PREFIXES = ("API failure:", "judge error:")
+
+
+class JudgeFailedError(EvalflowError):
+    """The judge failed on every call of a scoring run: nothing was judged (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +116,52 @@ def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+def judge_prompt_version(judge: Judge) -> str | None:
+    """The version of the judge's instructions, read from its fingerprint fields:
+    `prompt_version` (Claude) or `version` (the heuristic's rules); a composite judge
+    (hybrid) joins its parts'. A labels file has none: the labels are the verdicts."""
+
+    def versions(fields: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+        for name in sorted(fields):
+            value = fields[name]
+            if isinstance(value, dict):
+                found += versions(value)
+            elif name in ("prompt_version", "version") and value is not None:
+                found.append(str(value))
+        return found
+
+    return "+".join(versions(judge.fingerprint_fields())) or None
+
+
+def comparability(baseline_sha256: str, judge: Judge) -> tuple[str | None, str]:
+    """(prompt version, comparability key): the key is sha256 (16 hex) over the baseline
+    hash, judge id, judge model and prompt version — what must be equal to rank runs.
+
+    The judge id enters as its backend (the part before ":"): the rest is the model, which
+    enters on its own, or a labels file's name, which differs per run by design (one
+    adjudicated labels file per run) and says nothing about how the verdicts were made."""
+    version = judge_prompt_version(judge)
+    parts = [baseline_sha256, judge.judge_id.split(":", 1)[0], judge.model, version]
+    return version, hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def judge_failure(verdicts: list[Verdict]) -> str | None:
+    """The judge's error when every verdict is UNSCORED because its call failed, else None."""
+    if verdicts and all(
+        v.status == "UNSCORED" and v.rationale.startswith(JUDGE_ERROR_PREFIXES) for v in verdicts
+    ):
+        return " ".join(verdicts[0].rationale.split())  # one line, whatever the API said
+    return None
+
+
 def score_run(
     prepared: PreparedRun, judge: Judge, run: int, snapshot: RepoSnapshot
 ) -> list[Verdict]:
-    """Scoring run `run` (1..k): the judge's verdicts after the shared validator."""
+    """Scoring run `run` (1..k): the judge's verdicts after the shared validator.
+
+    Raises JudgeFailedError (one line: the judge's first error) when the judge failed on
+    every check, so the run is neither stored as scored nor ranked."""
     request = JudgeRequest(
         run_key=prepared.run_key,
         run=run,
@@ -124,6 +180,14 @@ def score_run(
             f"judge {judge.judge_id} returned verdicts for {len(set(got))} of "
             f"{len(expected)} checks",
             where=prepared.run_key,
+        )
+    error = judge_failure(verdicts)
+    if error is not None:
+        raise JudgeFailedError(
+            f"judge {judge.judge_id} failed on all {len(verdicts)} checks of scoring run "
+            f"{run}: {error}",
+            where=prepared.run_key,
+            fix="check the judge's API key, quota and network, then rerun",
         )
     diff = set(prepared.diff_paths)
     return [validate_verdict(v, snapshot, diff) for v in verdicts]

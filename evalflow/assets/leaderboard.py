@@ -1,10 +1,16 @@
 """Asset `leaderboard`: every evaluated run of every benchmark, best first, with confidence.
 
-Rank by Adjusted Final when a gate failed, else Final; ties by Final, then run key. Beside
-the score: the Monte Carlo CI of Final, whether the gap to the next run is within judge
-noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto frontier.
-Runs are only ranked against runs scored with the same baseline hash; the asset check
-`one_baseline_per_benchmark` fails when a benchmark mixes hashes.
+Runs are ranked only against comparable runs: one *ranking group* is one benchmark and one
+comparability key (baseline hash, judge id, judge model, prompt version), so a heuristic
+run and a Claude-judged run are never in one order; each group is its own table with its
+own ranks, and the leaderboard carries the key and its parts so mixing is never silent.
+Within a group: rank by Adjusted Final when a gate failed, else Final; ties by Final, then
+run key. Beside the score: the Monte Carlo CI of Final, whether the gap to the next run is
+within judge noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto
+frontier. A run that is not rankable is still listed, below the ranked runs of its group,
+with `rank` NULL and the reason: an undetermined Final ("incomplete: N checks unscored",
+with its bounds) or a score older than the run's current inputs ("stale": its last scoring
+failed or was never rerun).
 """
 
 import dagster as dg
@@ -42,14 +48,42 @@ def judge_cost(
     return judge_costs(verdicts, run_manifest)
 
 
+GROUP_KEYS = ["benchmark", "comparability_key"]
+
+
+def not_ranked_reasons(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.Series:
+    """run_key → why the run is not ranked (None when it is)."""
+    current = run_manifest.set_index("run_key")["fingerprint"]
+    reasons = []
+    for row in final_score.itertuples(index=False):
+        if current.get(row.run_key) != row.fingerprint:
+            reasons.append("stale: scored with older inputs than its manifest (score it again)")
+        elif not row.complete:
+            reasons.append(f"incomplete: {int(row.n_unscored)} checks unscored")
+        else:
+            reasons.append(None)
+    return pd.Series(reasons, index=final_score["run_key"].to_numpy(), dtype="object")
+
+
+def rankable_runs(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> list[str]:
+    """The runs the ranking assets may use: a determined Final from the current inputs."""
+    reasons = not_ranked_reasons(final_score, run_manifest)
+    return sorted(reasons.index[reasons.isna()])
+
+
 def _ratings(board: pd.DataFrame, elo_bootstrap: pd.DataFrame) -> pd.DataFrame:
     bt = elo_bootstrap[elo_bootstrap["method"] == "bradley_terry"]
-    runs_per_framework = board.groupby(["benchmark", "framework"])["run_key"].transform("size")
-    player = board["framework"].where(runs_per_framework == 1, board["run_key"])
-    keyed = board.assign(player=player)
+    # Player names as `form_matches` gave them: the framework, or the run key when the
+    # framework has several ranked runs in the group.
+    ranked = board["ranked"]
+    runs_per_framework = (
+        board[ranked].groupby([*GROUP_KEYS, "framework"])["run_key"].transform("size")
+    )
+    player = board.loc[ranked, "framework"].where(runs_per_framework == 1, board["run_key"])
+    keyed = board.assign(player=player.reindex(board.index))
     rated = keyed.merge(
-        bt[["benchmark", "player", "rating", "ci_low", "ci_high", "separability"]],
-        on=["benchmark", "player"],
+        bt[[*GROUP_KEYS, "player", "rating", "ci_low", "ci_high", "separability"]],
+        on=[*GROUP_KEYS, "player"],
         how="left",
     )
     return rated.rename(columns={"ci_low": "rating_ci_low", "ci_high": "rating_ci_high"})
@@ -60,7 +94,8 @@ def _noise_to_next(board: pd.DataFrame, final_pair: pd.DataFrame) -> pd.Series:
         frozenset((row.a, row.b)): bool(row.within_noise)
         for row in final_pair.itertuples(index=False)
     }
-    nxt = board.groupby("benchmark")["run_key"].shift(-1)
+    ranked = board[board["ranked"]]
+    nxt = ranked.groupby(GROUP_KEYS)["run_key"].shift(-1).reindex(board.index)
     return pd.Series(
         [
             noisy.get(frozenset((run, following))) if isinstance(following, str) else None
@@ -83,6 +118,18 @@ def effective_costs(board: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _frontier(board: pd.DataFrame) -> pd.DataFrame:
+    """total cost and frontier membership, computed within each ranking group (ranked runs
+    only: an undetermined Final has no place on the Final axis)."""
+    parts = [
+        pareto_frontier(group[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])
+        for _, group in board[board["ranked"]].groupby(GROUP_KEYS, sort=True)
+    ]
+    if not parts:
+        return pd.DataFrame(columns=["run_key", "total_cost_usd", "on_frontier"])
+    return pd.concat(parts, ignore_index=True)[["run_key", "total_cost_usd", "on_frontier"]]
+
+
 def build_leaderboard(
     final_score: pd.DataFrame,
     run_manifest: pd.DataFrame,
@@ -93,19 +140,35 @@ def build_leaderboard(
 ) -> pd.DataFrame:
     if final_score.empty:
         return pd.DataFrame(columns=columns("leaderboard"))
-    manifest = run_manifest[["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id"]]
+    manifest = run_manifest[
+        ["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id", "judge_model",
+         "judge_prompt_version"]
+    ]  # fmt: skip
     board = final_score.merge(manifest, on="run_key", how="inner")
+    reasons = not_ranked_reasons(final_score, run_manifest)
+    board["not_ranked_reason"] = board["run_key"].map(reasons)
+    board["ranked"] = board["not_ranked_reason"].isna()
     board["effective"] = board["adjusted_final"].fillna(board["final"])
     board = board.sort_values(
-        ["benchmark", "effective", "final", "run_key"],
-        ascending=[True, False, False, True],
+        [*GROUP_KEYS, "ranked", "effective", "final", "final_upper", "run_key"],
+        ascending=[True, True, False, False, False, False, True],
+        na_position="last",
         ignore_index=True,
     )
-    board["rank"] = board.groupby("benchmark").cumcount() + 1
+    ranks = board[board["ranked"]].groupby(GROUP_KEYS).cumcount() + 1
+    board["rank"] = ranks.reindex(board.index).astype("Int64")
     ci = final_uncertainty[["run_key", "ci_low", "ci_high"]].rename(
         columns={"ci_low": "final_ci_low", "ci_high": "final_ci_high"}
     )
     board = board.merge(ci, on="run_key", how="left")
+    board["within_noise_of_next"] = _noise_to_next(board, final_pair)
+    board = _ratings(board, elo_bootstrap)
+    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
+    board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
+    board = board.merge(_frontier(board), on="run_key", how="left")
+    board["on_frontier"] = board["on_frontier"].fillna(False).astype(bool)
+    return board[columns("leaderboard")]
+
     board["within_noise_of_next"] = _noise_to_next(board, final_pair)
     board = _ratings(board, elo_bootstrap)
     spend = judge_cost.groupby("run_key")["cost_usd"].sum()

@@ -1,13 +1,16 @@
 """Cross-run ranking assets: ratings with bootstrap CIs, the uncertainty of each Final, plots.
 
-- `elo_bootstrap`: per benchmark, AC-by-AC matches between runs → Bradley–Terry (headline,
-  order-independent) and sequential Elo (SPEC §2 constants), 500 seeded bootstrap samples,
-  95 % percentile CIs, percentile and separability;
-- `final_uncertainty` / `final_pair`: per benchmark, each check redrawn from its k-run vote
-  split (seeded) ⇒ a CI on every Final and P(A > B) for every pair of runs;
+- `elo_bootstrap`: per ranking group, AC-by-AC matches between runs → Bradley–Terry
+  (headline, order-independent) and sequential Elo (SPEC §2 constants), 500 seeded bootstrap
+  samples, 95 % percentile CIs, percentile and separability;
+- `final_uncertainty` / `final_pair`: per ranking group, each check redrawn from its k-run
+  vote split (seeded) ⇒ a CI on every Final and P(A > B) for every pair of runs;
 - `leaderboard_plots`: rating forest plot, Final-vs-cost Pareto plot and per-story heat map
-  (PNG and SVG) per benchmark.
-All of them depend on every partition and only rank runs that share one baseline hash.
+  (PNG and SVG) per ranking group.
+A ranking group is one benchmark and one comparability key (baseline hash, judge id, judge
+model, prompt version: `evalflow.evaluation.comparability`); only runs the leaderboard ranks
+enter (`rankable_runs`: complete and current — an undetermined Final is never a rating).
+Every asset returns its contract's empty frame when nothing is rankable.
 """
 
 from pathlib import Path
@@ -16,7 +19,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow.assets.common import IO
-from evalflow.assets.leaderboard import effective_costs
+from evalflow.assets.leaderboard import GROUP_KEYS, effective_costs, rankable_runs
 from evalflow.domain.ranking.bootstrap import rate
 from evalflow.domain.ranking.final_uncertainty import final_uncertainty as simulate
 from evalflow.domain.ranking.matches import form_matches
@@ -32,23 +35,32 @@ GROUP = "ranking"
 RANKING_SEED = 0
 
 
-def _ac_scores(ac_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
-    meta = run_manifest[["run_key", "benchmark", "framework", "baseline_sha256", "prd_sha256"]]
-    frame = ac_score[ac_score["scored"]].merge(meta, on="run_key", how="inner")
+def _ac_scores(
+    ac_score: pd.DataFrame, final_score: pd.DataFrame, run_manifest: pd.DataFrame
+) -> pd.DataFrame:
+    meta = run_manifest[
+        ["run_key", "benchmark", "framework", "baseline_sha256", "prd_sha256", "comparability_key"]
+    ]
+    meta = meta[meta["run_key"].isin(rankable_runs(final_score, run_manifest))]
+    frame = ac_score[ac_score["scored"].astype(bool)].merge(meta, on="run_key", how="inner")
     return frame.assign(prd_id=frame["prd_sha256"].str[:12])
 
 
 @dg.asset(io_manager_key=IO, group_name=GROUP)
-def elo_bootstrap(ac_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
-    """Bradley–Terry and Elo ratings per benchmark with seeded 500-sample bootstrap CIs."""
+def elo_bootstrap(
+    ac_score: pd.DataFrame, final_score: pd.DataFrame, run_manifest: pd.DataFrame
+) -> pd.DataFrame:
+    """Bradley–Terry and Elo ratings per ranking group with seeded 500-sample bootstrap CIs."""
     parts = []
-    for benchmark, scores in _ac_scores(ac_score, run_manifest).groupby("benchmark", sort=True):
+    scores_by_group = _ac_scores(ac_score, final_score, run_manifest).groupby(GROUP_KEYS, sort=True)
+    for (benchmark, key), scores in scores_by_group:
         if scores["run_key"].nunique() < 2:
             continue
         report = rate(form_matches(scores), seed=RANKING_SEED)
         parts.append(
             report.rating.assign(
                 benchmark=benchmark,
+                comparability_key=key,
                 separability=report.separability,
                 n_samples=report.n_samples,
                 seed=report.seed,
@@ -84,20 +96,25 @@ def _check_votes(
     },
 )
 def final_uncertainty(
-    majority_vote: pd.DataFrame, ac_score: pd.DataFrame, run_manifest: pd.DataFrame
+    majority_vote: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Final from each check's k-run disagreement (2,000 seeded draws)."""
-    votes = _check_votes(majority_vote, ac_score, run_manifest)
-    benchmark_of = run_manifest.set_index("run_key")["benchmark"]
+    ranked = run_manifest[run_manifest["run_key"].isin(rankable_runs(final_score, run_manifest))]
     runs, pairs = [], []
-    for benchmark, group in votes.groupby(votes["run_key"].map(benchmark_of), sort=True):
-        result = simulate(group, seed=RANKING_SEED)
-        runs.append(
-            result.runs.assign(
-                benchmark=benchmark, n_simulations=result.n_simulations, seed=result.seed
+    if not ranked.empty:
+        votes = _check_votes(majority_vote, ac_score, ranked)
+        group_of = ranked.set_index("run_key")[GROUP_KEYS]
+        votes = votes.join(group_of, on="run_key")
+        for (benchmark, key), group in votes.groupby(GROUP_KEYS, sort=True):
+            result = simulate(group.drop(columns=GROUP_KEYS), seed=RANKING_SEED)
+            labels = {"benchmark": benchmark, "comparability_key": key}
+            runs.append(
+                result.runs.assign(**labels, n_simulations=result.n_simulations, seed=result.seed)
             )
-        )
-        pairs.append(result.pairs.assign(benchmark=benchmark))
+            pairs.append(result.pairs.assign(**labels))
     run_frame = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     pair_frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
     return (
@@ -113,13 +130,20 @@ def leaderboard_plots(
     elo_bootstrap: pd.DataFrame,
     story_score: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Forest plot of ratings, Final-vs-cost Pareto plot, per-story heat map (PNG + SVG)."""
+    """Forest plot of ratings, Final-vs-cost Pareto plot, per-story heat map (PNG + SVG), per
+    ranking group; runs that are not ranked are left out and named on the plots."""
     root = evalflow.get_warehouse().workdir / "plots"
     rows = []
-    for benchmark, board in leaderboard.groupby("benchmark", sort=True):
-        out_dir = root / str(benchmark)
+    for (benchmark, key), group in leaderboard.groupby(GROUP_KEYS, sort=True):
+        board = group[group["ranked"].astype(bool)]
+        if board.empty:
+            continue
+        omitted = group.loc[~group["ranked"].astype(bool), "run_key"].astype(str).tolist()
+        out_dir = root / str(benchmark) / str(key)
         made = {}
-        ratings = elo_bootstrap[elo_bootstrap["benchmark"] == benchmark]
+        ratings = elo_bootstrap[
+            (elo_bootstrap["benchmark"] == benchmark) & (elo_bootstrap["comparability_key"] == key)
+        ]
         if not ratings.empty:
             made["rating_forest"] = plots.rating_forest_plot(
                 ratings, out_dir, title=f"{benchmark}: Bradley–Terry ratings, 95 % CI"
@@ -128,13 +152,17 @@ def leaderboard_plots(
             pareto_frontier(effective_costs(board)),
             out_dir,
             title=f"{benchmark}: Final (Adjusted when a gate failed) vs cost",
+            omitted=omitted,
         )
-        stories = story_score[story_score["run_key"].isin(board["run_key"]) & story_score["scored"]]
+        stories = story_score[
+            story_score["run_key"].isin(board["run_key"]) & story_score["scored"].astype(bool)
+        ]
         made["story_heatmap"] = plots.story_heatmap(
-            stories, out_dir, title=f"{benchmark}: story scores"
+            stories, out_dir, title=f"{benchmark}: story scores", omitted=omitted
         )
         rows += [
-            {"benchmark": benchmark, "plot": name, "png_path": str(f.png), "svg_path": str(f.svg)}
+            {"benchmark": benchmark, "comparability_key": key, "plot": name,
+             "png_path": str(f.png), "svg_path": str(f.svg)}
             for name, f in made.items()
-        ]
-    return pd.DataFrame(rows, columns=["benchmark", "plot", "png_path", "svg_path"])
+        ]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns("leaderboard_plots"))

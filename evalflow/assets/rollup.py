@@ -42,11 +42,15 @@ def rollup(
     )
     final = tables.final.merge(agreement(majority_vote), on="run_key", how="left")
     final["baseline_sha256"] = bench.baseline_sha256
+    final["comparability_key"] = run_manifest["comparability_key"].iloc[0]
     row = final.iloc[0]
+    # An undetermined Final is NULL: the metadata says so instead of showing a number.
     context.add_output_metadata(
-        {"final": float(row["final"]), "band": str(row["band"]), "complete": bool(row["complete"])},
+        {"final": None if pd.isna(row["final"]) else float(row["final"]),
+         "band": None if pd.isna(row["band"]) else str(row["band"]),
+         "complete": bool(row["complete"]), "n_unscored": int(row["n_unscored"])},
         output_name="final_score",
-    )
+    )  # fmt: skip
     return (
         stamp(tables.ac, run_manifest),
         stamp(tables.story, run_manifest),

@@ -8,7 +8,7 @@ import pandas as pd
 from evalflow import __version__
 from evalflow.assets.common import GROUP, IO, prepare
 from evalflow.assets.partitions import evaluations
-from evalflow.evaluation import fingerprint
+from evalflow.evaluation import comparability, fingerprint
 from evalflow.judges.family import same_family
 from evalflow.repo.guard import capture_state
 from evalflow.resources import EvalflowResource
@@ -25,6 +25,7 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
     m = prepared.manifest
     judge = evalflow.get_judge(m.judge)
     state = capture_state(prepared.repo)
+    prompt_version, comparability_key = comparability(prepared.benchmark.baseline_sha256, judge)
     row = {
         "run_key": prepared.run_key,
         "fingerprint": fingerprint(prepared, judge),
@@ -41,6 +42,8 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
         "judge_id": judge.judge_id,
         "judge_deterministic": judge.deterministic,
         "judge_model": judge.model,
+        "judge_prompt_version": prompt_version,
+        "comparability_key": comparability_key,
         "self_preference": bool(judge.model and same_family(judge.model, m.author_model)),
         "author_model": m.author_model,
         "framework_cost_usd": m.framework_cost_usd,

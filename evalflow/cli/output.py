@@ -1,4 +1,10 @@
-"""Terminal output shared by the commands: tables (rich), JSON and CSV, progress on stderr."""
+"""Terminal output shared by the commands: tables (rich), JSON and CSV, progress on stderr.
+
+Numbers in tables and Markdown are printed with the one rounding rule of every surface,
+half up from the exact value (`evalflow.domain.rollup.format_half_up`): a stored 5/8 prints
+0.63 here as in the report, never `f"{0.625:.2f}"`'s half-even 0.62. JSON and CSV carry the
+stored values unchanged (reported scores are stored already rounded by that rule).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+
+from evalflow.domain.rollup import format_half_up
 
 
 def _plain(value: Any) -> Any:
@@ -45,7 +53,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
+        return format_half_up(value) if abs(value) < 1e6 else f"{value:.4g}"
     return str(value)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from evalflow.cli.output import (
     records,
     stderr,
 )
+from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
 from evalflow.judges.registry import JUDGE_NAMES
 from evalflow.storage.catalog import query as run_query
@@ -124,7 +124,7 @@ LEADERBOARD_SQL = f"""
 SELECT l.*, r.report_path, {GATES_SUMMARY.format(alias="l")} AS gates
 FROM leaderboard l LEFT JOIN report r USING (run_key)
 {{where}}
-ORDER BY l.benchmark, l.rank
+ORDER BY l.benchmark, l.comparability_key, l.ranked DESC, l.rank, l.final_upper DESC, l.run_key
 """
 
 
@@ -149,43 +149,67 @@ def _short_path(path: str | None) -> str | None:
         return path
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.{digits}f}"
-
-
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
-    """The human view: Final with its bounds or CI, rating ± CI, cost, and the noise flag."""
+    """The human view: Final with its CI, rating ± CI, cost, and the noise flag; a run that
+    is not ranked shows why ("incomplete: N checks unscored") and its bounds instead."""
     headers = ["#", "framework", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
                "BT rating (95% CI)", "cost $", "gap to next", "gates", "report"]  # fmt: skip
+    num = format_half_up
     out = []
     for values in rows:
         r = dict(zip(columns, values, strict=True))
-        final = _num(r["final"])
-        if not r["complete"]:
-            final += f" (incomplete {_num(r['final_lower'])}–{_num(r['final_upper'])})"
+        final = num(r["final"])
+        if not r["ranked"]:
+            final = r["not_ranked_reason"]
+            if not r["complete"]:
+                final += f" (Final between {num(r['final_lower'])} and {num(r['final_upper'])})"
         rating = "—"
         if r["rating"] is not None:
             rating = f"{r['rating']:.0f} ({r['rating_ci_low']:.0f}–{r['rating_ci_high']:.0f})"
         noise = {True: "within noise", False: "clear", None: ""}[r["within_noise_of_next"]]
+        ci = (
+            "—"
+            if r["final_ci_low"] is None
+            else f"{num(r['final_ci_low'])}–{num(r['final_ci_high'])}"
+        )
         out.append([
-            r["rank"], r["framework"], final, _num(r["adjusted_final"]), r["band"],
-            r["n_borderline"], f"{_num(r['final_ci_low'])}–{_num(r['final_ci_high'])}", rating,
-            _num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
+            "—" if r["rank"] is None else r["rank"], r["framework"], final,
+            num(r["adjusted_final"]), r["band"] or "—", r["n_borderline"], ci, rating,
+            num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
         ])  # fmt: skip
     return headers, out
 
 
+def _group_title(r: dict) -> str:
+    """What the runs of one table were ranked within (never a silent mix of judges)."""
+    judge = r["judge_id"]
+    if r["judge_model"] and r["judge_model"] not in judge:
+        judge += f" ({r['judge_model']})"
+    if r["judge_prompt_version"]:
+        judge += f", prompt {r['judge_prompt_version']}"
+    return (
+        f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
+        f"judge {judge} (comparability key {r['comparability_key']})"
+    )
+
+
 def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> None:
+    """JSON: every row. Table/Markdown: one table per ranking group (benchmark and
+    comparability key), ranked runs first, then the runs that are not ranked."""
     if output == "json":
         emit_json(records(columns, rows))
         return
-    headers, table = _leaderboard_rows(columns, rows)
-    benchmarks = sorted({row[columns.index("benchmark")] for row in rows})
-    title = f"Leaderboard — {', '.join(benchmarks)}"
-    if output == "md":
-        emit_markdown(headers, table, title)
-    else:
-        emit_table(headers, table, title=title)
+    groups: dict[tuple[str, str], list[tuple]] = {}
+    for row in rows:
+        r = dict(zip(columns, row, strict=True))
+        groups.setdefault((r["benchmark"], r["comparability_key"]), []).append(row)
+    for group in groups.values():
+        headers, table = _leaderboard_rows(columns, group)
+        title = _group_title(dict(zip(columns, group[0], strict=True)))
+        if output == "md":
+            emit_markdown(headers, table, title)
+        else:
+            emit_table(headers, table, title=title)
 
 
 SIDE_METRICS_SQL = """

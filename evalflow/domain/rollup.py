@@ -10,6 +10,18 @@ rounded half up to 2 decimals from the exact rational. Every input is a count, s
 can only be ambiguous when it sits within 1e-9 of a rounding tie; those few values are
 recomputed exactly with `fractions.Fraction` before rounding (0.615 reports as 0.62, never
 Python's 0.61). Σw comes from `PRIORITY_WEIGHTS`, the table the report prints.
+
+Unmeasured is never a number (SPEC §5 "Undetermined Final"). An UNSCORED majority means
+"not judged yet", so while any weighted check (P0/P1) is UNSCORED the Final is NULL and only
+its exact bounds are stored (UNSCORED counted as UNMET … as MET); the band is kept only when
+both bounds fall in one band. UNSCORED checks of w = 0 stories cannot move the Final, so they
+leave it determined. An AC or story whose checks are all UNSCORED has a NULL score and is not
+scored; one with some UNSCORED checks reports its lower bound (UNSCORED as UNMET) and its
+`n_unscored`.
+
+`round_half_up` / `format_half_up` are the one rounding rule of every surface (terminal,
+JSON, Markdown, plots): half up from the exact value, never Python's half-even `round()`
+or `f"{x:.2f}"` (which print 5/8 as 0.62).
 """
 
 from __future__ import annotations
@@ -37,12 +49,32 @@ BANDS: tuple[tuple[float, str], ...] = (
 _TIE_TOLERANCE = 1e-9
 
 
-def round_half_up(value: Fraction) -> float:
-    """Exact half-up rounding to 2 decimals."""
-    return math.floor(value * 100 + Fraction(1, 2)) / 100
+def round_half_up(value: Fraction | float, digits: int = 2) -> float:
+    """Half-up rounding to `digits` decimals from the exact value.
+
+    A Fraction is rounded exactly. A float is taken to stand for the ratio of counts it was
+    computed from: one within 1e-9 (in units of the last digit) of a tie *is* that tie and
+    rounds up, so 5/8 stored as 0.625 and 123/200 stored as 0.61499… both round up.
+    """
+    scale = 10**digits
+    if isinstance(value, Fraction):
+        return math.floor(value * scale + Fraction(1, 2)) / scale
+    scaled = float(value) * scale + 0.5
+    nearest = round(scaled)
+    if abs(scaled - nearest) < _TIE_TOLERANCE:
+        return nearest / scale
+    return math.floor(scaled) / scale
+
+
+def format_half_up(value: Fraction | float | None, digits: int = 2) -> str:
+    """`value` rounded half up and printed with `digits` decimals; "—" for NULL/NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{round_half_up(value, digits):.{digits}f}"
 
 
 def band(final_rounded: float) -> str:
+    """The band of a rounded Final (SPEC: bands use the rounded value)."""
     for threshold, name in BANDS:
         if final_rounded >= threshold - 1e-12:
             return name
@@ -58,6 +90,12 @@ def report_round(values: np.ndarray, exact: Callable[[int], Fraction]) -> np.nda
     for i in np.flatnonzero(near_tie & ~np.isnan(values)):
         out[i] = round_half_up(exact(int(i)))
     return out
+
+
+def band_between(lower: float, upper: float) -> str | None:
+    """The band both rounded bounds fall in, or None when they straddle a threshold."""
+    low, high = band(lower), band(upper)
+    return low if low == high else None
 
 
 def ac_exact(i_met: int, i_total: int, t_met: int, t_total: int) -> Fraction:
@@ -183,36 +221,73 @@ def rollup(
     votes: run_key, check_id, majority. checks: check_id, ac_id, kind (I|T).
     stories: ac_id, story_id, priority, assumed. gates_failed: run_key → a gate is a
     confirmed ✗ (missing ⇒ no confirmed failure: not-run never adjusts).
-    A run with UNSCORED majorities is *incomplete*: `final` counts them as UNMET and
-    `final_lower`/`final_upper` give the bounds (UNSCORED as UNMET / as MET).
+    A run with UNSCORED majorities on weighted checks is *incomplete*: `final` (and
+    `final_value`, `adjusted_final*`) are NULL, `final_lower`/`final_upper` give the bounds
+    (UNSCORED as UNMET / as MET) and `band` is NULL unless both bounds share one.
     """
     gates_failed = gates_failed or {}
     ac, story, final = _scores(_ac_counts(votes, checks, ("MET",)), stories, weights)
     upper_ac, _, upper = _scores(_ac_counts(votes, checks, ("MET", "UNSCORED")), stories, weights)
+    unscored_ac = _ac_counts(votes, checks, ("UNSCORED",))
     exact, exact_upper = _ExactScores(ac), _ExactScores(upper_ac)
+
+    keys = ["run_key", "ac_id"]
+    unscored = unscored_ac.set_index(keys)
+    ac_unscored = (unscored["i_met"] + unscored["t_met"]).rename("n_unscored")
+    ac = ac.merge(ac_unscored.reset_index(), on=keys, how="left", validate="one_to_one")
+    # Every check of the AC is UNSCORED: nothing about it was measured.
+    unmeasured = ac["n_unscored"] == ac["i_total"] + ac["t_total"]
 
     counts = ac[["i_met", "i_total", "t_met", "t_total"]].to_numpy()
     ac["ac_score"] = report_round(
         ac["ac_score_value"].to_numpy(), lambda i: ac_exact(*(int(v) for v in counts[i]))
     )
+    for column in ("i_score", "t_score", "ac_score_value", "ac_score"):
+        ac[column] = ac[column].mask(unmeasured)
+    ac["scored"] = (ac["weight"] > 0) & ~unmeasured
+
     story["story_score"] = report_round(
         story["story_score_value"].to_numpy(),
         lambda i: exact.story(story["run_key"].iat[i], story["story_id"].iat[i]),
     )
-    story["scored"] = story["weight"] > 0
-    ac["scored"] = ac["weight"] > 0
+    per_story = ac.assign(unmeasured=unmeasured).groupby(["run_key", "story_id"], sort=True)
+    story_unscored = per_story["n_unscored"].sum().rename("n_unscored")
+    story_unmeasured = per_story["unmeasured"].all().rename("unmeasured")
+    story = story.merge(
+        pd.concat([story_unscored, story_unmeasured], axis=1).reset_index(),
+        on=["run_key", "story_id"],
+        how="left",
+        validate="one_to_one",
+    )
+    for column in ("story_score_value", "story_score"):
+        story[column] = story[column].mask(story["unmeasured"])
+    story["scored"] = (story["weight"] > 0) & ~story["unmeasured"]
 
-    final["final"] = report_round(
+    weighted_unscored = (
+        story[story["weight"] > 0].groupby("run_key")["n_unscored"].sum().astype("int64")
+    )
+    final["n_unscored"] = final["run_key"].map(weighted_unscored).fillna(0).astype("int64")
+    final["complete"] = final["n_unscored"] == 0
+    lower = report_round(
         final["final_value"].to_numpy(), lambda i: exact.final(final["run_key"].iat[i])
     )
     upper_rounded = report_round(
         upper["final_value"].to_numpy(), lambda i: exact_upper.final(upper["run_key"].iat[i])
     )
+    final["final_lower"] = lower
     final = final.merge(
-        pd.DataFrame({"run_key": upper["run_key"], "final_upper": upper_rounded}), on="run_key"
+        pd.DataFrame({"run_key": upper["run_key"], "final_upper": upper_rounded}),
+        on="run_key",
+        validate="one_to_one",
     )
-    final["final_lower"] = final["final"]
-    final["band"] = [band(v) for v in final["final"]]
+    complete = final["complete"]
+    final["final"] = final["final_lower"].where(complete)
+    final["band"] = [
+        band(low) if done else band_between(low, high)
+        for low, high, done in zip(
+            final["final_lower"], final["final_upper"], complete, strict=True
+        )
+    ]
     failed = final["run_key"].map(lambda key: bool(gates_failed.get(key, False))).astype(bool)
     final["gates_failed"] = failed
     adjusted_value = final["final_value"] * float(ADJUSTMENT)
@@ -220,11 +295,9 @@ def rollup(
         adjusted_value.to_numpy(),
         lambda i: exact.final(final["run_key"].iat[i]) * ADJUSTMENT,
     )
-    final["adjusted_final_value"] = adjusted_value.where(failed)
-    final["adjusted_final"] = pd.Series(adjusted, index=final.index).where(failed)
-    unscored = votes.assign(u=votes["majority"].eq("UNSCORED")).groupby("run_key")["u"].sum()
-    final["n_unscored"] = final["run_key"].map(unscored).fillna(0).astype("int64")
-    final["complete"] = final["n_unscored"] == 0
+    final["adjusted_final_value"] = adjusted_value.where(failed & complete)
+    final["adjusted_final"] = pd.Series(adjusted, index=final.index).where(failed & complete)
+    final["final_value"] = final["final_value"].where(complete)
     ac_cols = [
         "run_key",
         "story_id",
@@ -236,6 +309,7 @@ def rollup(
         "i_total",
         "t_met",
         "t_total",
+        "n_unscored",
         "i_score",
         "t_score",
         "ac_score_value",
@@ -249,6 +323,7 @@ def rollup(
         "weight",
         "scored",
         "n_acs",
+        "n_unscored",
         "story_score_value",
         "story_score",
     ]

@@ -3,6 +3,12 @@
 Every number in it comes from the roll-up tables; the roll-up block prints the priority
 table Σw is derived from. The content is deterministic (no clock inside), so an unchanged
 evaluation renders byte-identical text; only the file name carries the UTC write time.
+
+Unmeasured is never shown as a number: an undetermined Final (UNSCORED weighted checks) is
+headlined as such with its bounds, unmeasured AC and story scores print "—", the fix list
+holds only checks judged UNMET, and UNSCORED checks get their own section ("not judged —
+needs a judge or probes") with the reason each was not judged. Numbers use the one half-up
+rounding rule (`format_half_up`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from fractions import Fraction
 import pandas as pd
 
 from evalflow.domain.models import PRD, Baseline
-from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
+from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT, format_half_up
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,12 @@ class ReportInput:
 
 
 def _fmt(value: float | None) -> str:
-    return "—" if value is None or pd.isna(value) else f"{value:.2f}"
+    return "—" if value is None or pd.isna(value) else format_half_up(float(value))
+
+
+def _full(value: float | None) -> str:
+    """A full-precision value of the roll-up block; "—" when unmeasured (NULL)."""
+    return "—" if value is None or pd.isna(value) else f"{value:.6f}"
 
 
 def _cell(text: str) -> str:
@@ -82,8 +93,9 @@ def _majority_verdicts(inp: ReportInput) -> pd.DataFrame:
     return pd.concat([first, fallback]).set_index("check_id")
 
 
-def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
-    """Each non-MET check and how much Final would rise if it alone became MET (exact)."""
+def _gap_impacts(inp: ReportInput, status: str) -> list[tuple[Fraction, str, str, str]]:
+    """Each weighted check whose majority is `status` (UNMET: a gap to fix; UNSCORED: not
+    judged) and how much Final would rise if it alone became MET (exact)."""
     story_w = {s.id: PRIORITY_WEIGHTS[s.priority] for s in inp.prd.stories}
     sum_w = sum(w for w in story_w.values() if w > 0)
     n_acs = {s.id: len(s.acs) for s in inp.prd.stories}
@@ -92,7 +104,7 @@ def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
     majority = inp.votes.set_index("check_id")["majority"]
     out = []
     for ac, check in inp.baseline.checks():
-        if majority.get(check.id) == "MET":
+        if majority.get(check.id) != status:
             continue
         story = story_of[ac.id]
         w = story_w[story]
@@ -103,6 +115,34 @@ def _gap_impacts(inp: ReportInput) -> list[tuple[Fraction, str, str, str]]:
         impact = Fraction(w, sum_w) * Fraction(1, n_acs[story]) * share
         out.append((impact, check.id, ac.id, check.proposition))
     return sorted(out, key=lambda t: (-t[0], t[1]))
+
+
+def _ac_note(row) -> str:
+    if pd.isna(row.ac_score):
+        return " (not judged: every check UNSCORED)"
+    if row.n_unscored:
+        return f" ({int(row.n_unscored)} UNSCORED, counted UNMET)"
+    return "" if row.scored else " (not scored)"
+
+
+def _not_judged_section(inp: ReportInput, by_check: pd.DataFrame) -> list[str]:
+    """UNSCORED weighted checks: nothing is known about them, so they are no fix to make."""
+    pending = _gap_impacts(inp, "UNSCORED")
+    lines = ["", "## Not judged — needs a judge or probes", ""]
+    if not pending:
+        return [*lines, "None: every scored check was judged."]
+    lines.append(
+        "These checks are UNSCORED (not yet judged, SPEC core rule 2), not UNMET: judge them "
+        "with another judge (e.g. --judge anthropic or a labels file) or give them probes. "
+        "Each would move the upper bound of Final by the amount shown."
+    )
+    for impact, check_id, ac_id, proposition in pending:
+        reason = str(by_check.loc[check_id, "rationale"]) if check_id in by_check.index else ""
+        lines.append(
+            f"1. **{check_id}** ({ac_id}, up to +{format_half_up(impact, 4)}): {proposition}"
+            + (f" — not judged because: {_cell(reason)}" if reason else "")
+        )
+    return lines
 
 
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?s\b")
@@ -185,15 +225,25 @@ def render_report(inp: ReportInput) -> str:
         "## Result",
         "",
     ]
-    headline = f"**Final {_fmt(final['final'])}** — {final['band']}"
-    if not final["complete"]:
-        headline += (
-            f" · **incomplete**: {int(final['n_unscored'])} check(s) UNSCORED; bounds "
-            f"{_fmt(final['final_lower'])} (UNSCORED as UNMET) – {_fmt(final['final_upper'])} "
-            "(UNSCORED as MET). This is not a measured score until they are judged."
+    complete = bool(final["complete"])
+    band_text = final["band"] if isinstance(final["band"], str) else None
+    if complete:
+        headline = f"**Final {_fmt(final['final'])}** — {band_text}"
+    else:
+        headline = (
+            f"**Final undetermined — incomplete**: {int(final['n_unscored'])} weighted "
+            f"check(s) not judged (UNSCORED). Bounds {_fmt(final['final_lower'])} (UNSCORED as "
+            f"UNMET) – {_fmt(final['final_upper'])} (UNSCORED as MET); band: "
+            f"{band_text or 'none (the bounds fall in different bands)'}. Not ranked until "
+            "they are judged."
         )
     lines.append(headline)
-    if final["gates_failed"]:
+    if final["gates_failed"] and not complete:
+        lines.append(
+            "Adjusted Final: undetermined (a gate is a confirmed ✗: Final × 0.5 once the "
+            "Final is determined)."
+        )
+    elif final["gates_failed"]:
         lines.append(
             f"**Adjusted Final {_fmt(final['adjusted_final'])}** "
             "(Final × 0.5: a gate is a confirmed ✗)"
@@ -213,19 +263,30 @@ def render_report(inp: ReportInput) -> str:
     story_rows = inp.story.sort_values("story_id")
     for row in story_rows.itertuples(index=False):
         assumed = " ASSUMED" if row.assumed else ""
-        scored = "" if row.scored else "   (w = 0: not scored, roadmap readiness)"
+        if pd.isna(row.story_score):
+            scored = "   (every check UNSCORED: not measured)"
+        elif row.n_unscored:
+            scored = f"   ({int(row.n_unscored)} check(s) UNSCORED, counted UNMET)"
+        else:
+            scored = "" if row.scored else "   (w = 0: not scored, roadmap readiness)"
         lines.append(
             f"{row.story_id:<4} {row.priority}{assumed:<8} w={row.weight}  acs={row.n_acs}  "
-            f"story_score={row.story_score_value:.6f} → {row.story_score:.2f}{scored}"
+            f"story_score={_full(row.story_score_value)} → {_fmt(row.story_score)}{scored}"
         )
-    scored_rows = story_rows[story_rows["scored"]]
-    terms = " + ".join(str(int(w)) for w in scored_rows["weight"])
+    weighted_rows = story_rows[story_rows["weight"] > 0]
+    terms = " + ".join(str(int(w)) for w in weighted_rows["weight"])
     lines.append(f"Σw = {terms} = {int(final['sum_w'])}")
-    lines.append(
-        "Final = Σ(w_s × Story_score) / Σw = "
-        f"{final['final_value']:.6f} → {_fmt(final['final'])}   band: {final['band']}"
-    )
-    if final["gates_failed"]:
+    if complete:
+        lines.append(
+            "Final = Σ(w_s × Story_score) / Σw = "
+            f"{_full(final['final_value'])} → {_fmt(final['final'])}   band: {band_text}"
+        )
+    else:
+        lines.append(
+            f"Final = undetermined: between {_fmt(final['final_lower'])} (UNSCORED as UNMET) "
+            f"and {_fmt(final['final_upper'])} (UNSCORED as MET)   band: {band_text or '—'}"
+        )
+    if final["gates_failed"] and complete:
         lines.append(
             f"Adjusted Final = Final × 0.5 = {final['adjusted_final_value']:.6f} → "
             f"{_fmt(final['adjusted_final'])}"
@@ -235,8 +296,8 @@ def render_report(inp: ReportInput) -> str:
     for row in inp.ac.sort_values("ac_id").itertuples(index=False):
         lines.append(
             f"| {row.ac_id} | {row.story_id} ({row.priority}) | {row.i_met}/{row.i_total} | "
-            f"{row.t_met}/{row.t_total} | {row.ac_score:.2f}"
-            f"{'' if row.scored else ' (not scored)'} |"
+            f"{row.t_met}/{row.t_total} | {_fmt(row.ac_score)}"
+            f"{_ac_note(row)} |"
         )
     for kind, title in (
         ("I", "Implementation checklist (I-checks)"),
@@ -275,15 +336,19 @@ def render_report(inp: ReportInput) -> str:
             f"Judge spend: ${inp.verdicts['cost_usd'].sum():.4f} over {calls} API calls "
             f"({int(inp.verdicts['cache_read_tokens'].sum())} input tokens from the prompt cache)."
         )
-    gaps = _gap_impacts(inp)
+    gaps = _gap_impacts(inp, "UNMET")
     lines += ["", "## Ranked gaps and the fixes that reach 1.00", ""]
-    if not gaps:
-        lines.append("None: every scored check is MET.")
+    lines.append(
+        "Only checks judged UNMET are listed; UNSCORED ones are in the next section."
+        if gaps
+        else "None: no scored check was judged UNMET."
+    )
     for impact, check_id, ac_id, proposition in gaps:
         lines.append(
-            f"1. **{check_id}** ({ac_id}, +{float(impact):.4f} to Final if MET) — make true: "
-            f"{proposition}"
+            f"1. **{check_id}** ({ac_id}, +{format_half_up(impact, 4)} to Final if MET) — make "
+            f"true: {proposition}"
         )
+    lines += _not_judged_section(inp, by_check)
     lines += ["", "## Agreement across the k runs", ""]
     kappa = inp.agreement.get("fleiss_kappa")
     if inp.judge_deterministic:

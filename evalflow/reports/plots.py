@@ -6,11 +6,15 @@ paths. Rendering never touches pyplot or the global backend: every figure is a p
 tests. Output is byte-identical on reruns: fixed style (bundled DejaVu Sans, text as paths),
 a fixed `svg.hashsalt` for SVG element ids, and no creation date in the metadata (SVG's
 `Date` is dropped; PNG carries none). matplotlib is imported here and nowhere else.
+
+Only ranked runs are drawn: a run whose Final is undetermined has no place on a Final or
+score axis, so the caller passes it as `omitted` and the plot names it in a note instead.
+Cell labels use the one rounding rule (`evalflow.domain.rollup.format_half_up`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from evalflow.domain.ranking.elo import ELO_START
+from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
 
 _STYLE = {
@@ -64,6 +69,18 @@ def _save(figure: Figure, out_dir: Path, stem: str) -> PlotFiles:
         figure.savefig(files.png, format="png", metadata=_PNG_METADATA)
         figure.savefig(files.svg, format="svg", metadata=_SVG_METADATA)
     return files
+
+
+def _note_omitted(figure: Figure, omitted: Sequence[str]) -> None:
+    """Name the runs left out because they are not ranked (an undetermined Final)."""
+    if omitted:
+        figure.text(
+            0.01,
+            0.0,
+            "not ranked (incomplete or stale), not drawn: " + ", ".join(omitted),
+            fontsize=7,
+            va="bottom",
+        )
 
 
 def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
@@ -109,10 +126,12 @@ def pareto_plot(
     *,
     stem: str = "final_vs_cost",
     title: str | None = None,
+    omitted: Sequence[str] = (),
 ) -> PlotFiles:
     """Final against total cost (the `pareto_frontier` table), frontier highlighted.
 
-    Runs with unknown cost cannot be placed on the cost axis; they are named in a note.
+    Runs with unknown cost cannot be placed on the cost axis; they are named in a note, as
+    are the `omitted` runs (not ranked).
     """
     _require(
         frontier,
@@ -156,6 +175,7 @@ def pareto_plot(
                 va="top",
                 fontsize=7,
             )
+        _note_omitted(figure, omitted)
         return _save(figure, out_dir, stem)
 
 
@@ -165,11 +185,13 @@ def story_heatmap(
     *,
     stem: str = "story_heatmap",
     title: str | None = None,
+    omitted: Sequence[str] = (),
 ) -> PlotFiles:
-    """Runs × stories of story scores (0–1); a story a run lacks is left blank.
+    """Runs × stories of story scores (0–1); a story a run lacks (or whose score is NULL,
+    unmeasured) is left blank. `omitted` runs (not ranked) are named in a note.
 
-    Pass the roll-up's reported `story_score` (already rounded half up): the cell labels
-    print it with two decimals and must not re-round a float.
+    Pass the roll-up's reported `story_score` (already rounded half up); the labels print it
+    through the one half-up rule, which leaves a rounded value unchanged.
     """
     _require(story_scores, ("run_key", "story_id", "story_score"), "story table")
     grid = story_scores.pivot_table(
@@ -192,7 +214,7 @@ def story_heatmap(
                     ax.text(
                         j,
                         i,
-                        f"{value:.2f}",
+                        format_half_up(float(value)),
                         ha="center",
                         va="center",
                         fontsize=7,
@@ -200,4 +222,5 @@ def story_heatmap(
                     )
         figure.colorbar(image, ax=ax, label="story score")
         ax.set_title(title or "Story scores per run")
+        _note_omitted(figure, omitted)
         return _save(figure, out_dir, stem)

@@ -20,6 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalflow.errors import EvalflowError
 
 RUN_KEY = Field(description="`<benchmark>.<framework>.<run>`: the evaluations partition key")
+COMPARABILITY_KEY = (
+    "sha256 (16 hex) over baseline hash, judge id (backend), judge model and prompt "
+    "version: runs are ranked together only when it is equal"
+)
 FINGERPRINT = Field(
     description="sha256 over PRD, baseline, commits, judge settings and evalflow version"
 )
@@ -55,6 +59,10 @@ class RunManifestRow(RunRow):
     judge_id: str
     judge_deterministic: bool
     judge_model: str | None = Field(description="the judging model (null for offline judges)")
+    judge_prompt_version: str | None = Field(
+        description="version of the judge's instructions (prompt or heuristic rules)"
+    )
+    comparability_key: str = Field(description=COMPARABILITY_KEY)
     self_preference: bool = Field(
         description="judge and author share a model family: borderline checks become UNMET"
     )
@@ -161,15 +169,20 @@ class AcScoreRow(RunRow):
     ac_id: str
     priority: str
     weight: int
-    scored: bool = Field(description="weight > 0 (P2 ACs are roadmap readiness only)")
+    scored: bool = Field(
+        description="weight > 0 and some check judged (P2 ACs are roadmap readiness only)"
+    )
     i_met: int
     i_total: int
     t_met: int
     t_total: int
-    i_score: float
-    t_score: float
-    ac_score_value: float = Field(description="0.6·I + 0.4·T at full precision")
-    ac_score: float = Field(description="reported AC_score, rounded half up to 2 decimals")
+    n_unscored: int = Field(description="checks whose majority is UNSCORED (counted UNMET)")
+    i_score: float | None = Field(description="null when every check is UNSCORED")
+    t_score: float | None
+    ac_score_value: float | None = Field(description="0.6·I + 0.4·T at full precision")
+    ac_score: float | None = Field(
+        description="reported AC_score, rounded half up to 2 decimals; null when unmeasured"
+    )
 
 
 class StoryScoreRow(RunRow):
@@ -177,29 +190,38 @@ class StoryScoreRow(RunRow):
     priority: str
     assumed: bool = Field(description="the PRD gave no priority label")
     weight: int
-    scored: bool
+    scored: bool = Field(description="weight > 0 and some check judged")
     n_acs: int
-    story_score_value: float
-    story_score: float = Field(description="reported Story_score (2 decimals, half up)")
+    n_unscored: int = Field(description="checks whose majority is UNSCORED (counted UNMET)")
+    story_score_value: float | None
+    story_score: float | None = Field(
+        description="reported Story_score (2 decimals, half up); null when unmeasured"
+    )
 
 
 class FinalScoreRow(RunRow):
     sum_w: int = Field(description="Σw derived from the priority table")
-    final_value: float = Field(description="Final at full precision")
-    final: float = Field(description="reported Final (2 decimals, half up from the exact value)")
-    band: str
-    complete: bool = Field(description="no check's majority is UNSCORED")
-    n_unscored: int
+    final_value: float | None = Field(description="Final at full precision; null if incomplete")
+    final: float | None = Field(
+        description="reported Final (2 decimals, half up from the exact value); null while "
+        "a weighted check is UNSCORED (undetermined)"
+    )
+    band: str | None = Field(description="null unless both bounds fall in one band")
+    complete: bool = Field(description="no weighted (P0/P1) check's majority is UNSCORED")
+    n_unscored: int = Field(description="weighted checks whose majority is UNSCORED")
     final_lower: float = Field(description="bound with UNSCORED counted as UNMET")
     final_upper: float = Field(description="bound with UNSCORED counted as MET")
     gates_failed: bool = Field(description="at least one engineering gate is a confirmed ✗")
     adjusted_final_value: float | None
-    adjusted_final: float | None = Field(description="Final × 0.5 when a gate failed, else null")
+    adjusted_final: float | None = Field(
+        description="Final × 0.5 when a gate failed, else null (null too while incomplete)"
+    )
     fleiss_kappa: float | None = Field(description="agreement of the k runs; null if undefined")
     n_checks: int
     n_borderline: int
     borderline_rate: float
     baseline_sha256: str
+    comparability_key: str = Field(description=COMPARABILITY_KEY)
 
 
 class StaticAnalysisRow(RunRow):
@@ -433,13 +455,22 @@ class ReportRow(RunRow):
 
 class LeaderboardRow(Row):
     benchmark: str
-    rank: int = Field(description="by Adjusted Final when a gate failed, else Final")
+    comparability_key: str = Field(description=COMPARABILITY_KEY)
+    rank: int | None = Field(
+        description="within benchmark and comparability key, by Adjusted Final when a gate "
+        "failed, else Final; null for a run that is not ranked"
+    )
+    ranked: bool
+    not_ranked_reason: str | None = Field(
+        description="e.g. `incomplete: 3 checks unscored` (listed below the ranked runs)"
+    )
     framework: str
     run_key: str = RUN_KEY
-    final: float
+    final: float | None = Field(description="null while the Final is undetermined")
     adjusted_final: float | None
-    band: str
+    band: str | None
     complete: bool
+    n_unscored: int
     final_lower: float
     final_upper: float
     final_ci_low: float | None = Field(description="Monte Carlo 95 % CI of Final (judge noise)")
@@ -458,12 +489,15 @@ class LeaderboardRow(Row):
     total_cost_usd: float | None
     on_frontier: bool = Field(description="on the Final-vs-cost Pareto frontier")
     judge_id: str
+    judge_model: str | None
+    judge_prompt_version: str | None
     baseline_sha256: str
     fingerprint: str = FINGERPRINT
 
 
 class EloBootstrapRow(Row):
     benchmark: str
+    comparability_key: str = Field(description="ratings are fitted within one key")
     player: str = Field(description="framework, or run_key when a framework has several runs")
     method: str = Field(description="bradley_terry (headline) or elo (sequential, SPEC §2)")
     rating: float
@@ -479,6 +513,7 @@ class EloBootstrapRow(Row):
 
 class FinalUncertaintyRow(Row):
     benchmark: str
+    comparability_key: str
     run_key: str = RUN_KEY
     final_majority: float
     final_mean: float
@@ -492,6 +527,7 @@ class FinalUncertaintyRow(Row):
 
 class FinalPairRow(Row):
     benchmark: str
+    comparability_key: str = Field(description="pairs are only formed within one key")
     a: str
     b: str
     p_a_greater: float
@@ -546,6 +582,7 @@ class LedgerEntryRow(Row):
 
 class PlotRow(Row):
     benchmark: str
+    comparability_key: str = Field(description="plots are drawn per ranking group")
     plot: str
     png_path: str
     svg_path: str
@@ -593,7 +630,12 @@ _SPECS = [
     TableSpec("plugin_judge", PluginJudgeRow, "PluginEval LLM judge layer per skill."),
     TableSpec("mc_simulation", McSimulationRow, "PluginEval Monte Carlo layer (simulated)."),
     TableSpec("plugin_composite", PluginCompositeRow, "PluginEval composite and badge per skill."),
-    TableSpec("leaderboard", LeaderboardRow, "Every run, ranked within its benchmark.", False),
+    TableSpec(
+        "leaderboard",
+        LeaderboardRow,
+        "Every run; complete runs ranked within benchmark and comparability key.",
+        False,
+    ),
     TableSpec("elo_bootstrap", EloBootstrapRow, "Ratings per benchmark with CIs.", False),
     TableSpec("final_uncertainty", FinalUncertaintyRow, "Monte Carlo CI of each Final.", False),
     TableSpec("final_pair", FinalPairRow, "P(A > B) for each pair of runs.", False),

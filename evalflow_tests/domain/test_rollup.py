@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalflow.domain.rollup import PRIORITY_WEIGHTS, band, report_round, rollup, round_half_up
+from evalflow.domain.rollup import (
+    PRIORITY_WEIGHTS,
+    band,
+    band_between,
+    format_half_up,
+    report_round,
+    rollup,
+    round_half_up,
+)
 
 # SPEC §1 worked example: (story, priority, I met/total, T met/total) per AC.
 WORKED = {
@@ -61,6 +69,28 @@ def test_python_round_would_be_wrong_here() -> None:
     assert round_half_up(Fraction(123, 200)) == 0.62
 
 
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (5 / 8, "0.63"),  # f"{0.625:.2f}" is "0.62" (half even on an exact binary tie)
+        (Fraction(5, 8), "0.63"),
+        (123 / 200, "0.62"),  # the float is 0.61499…; the tie is the exact value
+        (1 / 3, "0.33"),
+        (2 / 3, "0.67"),
+        (0.0, "0.00"),
+        (None, "—"),
+        (float("nan"), "—"),
+    ],
+)
+def test_one_half_up_rule_for_floats_and_fractions(value, text: str) -> None:
+    assert format_half_up(value) == text
+
+
+def test_half_up_with_other_digits() -> None:
+    assert format_half_up(0.0625, 3) == "0.063" and f"{0.0625:.3f}" == "0.062"
+    assert round_half_up(12.5, 0) == 13.0
+
+
 def test_sum_w_is_derived_from_the_priority_table() -> None:
     spec = {
         "A-1": ("A", "P0", 1, 1, 1, 1),
@@ -89,10 +119,60 @@ def test_not_run_gate_never_adjusts() -> None:
 def test_unscored_makes_final_incomplete_with_bounds() -> None:
     votes, checks, stories = frames({"A-1": ("A", "P0", 1, 2, 1, 1)})
     votes.loc[votes.check_id == "A-1-I1", "majority"] = "UNSCORED"
-    final = rollup(votes, checks, stories).final.iloc[0]
+    tables = rollup(votes, checks, stories, {"r1": True})
+    final = tables.final.iloc[0]
     assert not final["complete"] and final["n_unscored"] == 1
     assert final["final_lower"] == 0.70  # 0.6 * 1/2 + 0.4
     assert final["final_upper"] == 1.00
+    # Undetermined: no Final, no Adjusted Final, and 0.70 … 1.00 straddles three bands.
+    assert pd.isna(final["final"]) and pd.isna(final["final_value"])
+    assert pd.isna(final["adjusted_final"]) and pd.isna(final["adjusted_final_value"])
+    assert pd.isna(final["band"]) and bool(final["gates_failed"])
+    # A partly judged AC keeps its lower bound and says how many checks are missing.
+    ac = tables.ac.iloc[0]
+    assert ac["scored"] and ac["n_unscored"] == 1 and ac["ac_score"] == 0.70
+
+
+def test_all_unscored_run_is_null_everywhere() -> None:
+    votes, checks, stories = frames(WORKED, ("blind", "seen"))
+    votes.loc[votes.run_key == "blind", "majority"] = "UNSCORED"
+    tables = rollup(votes, checks, stories)
+    final = tables.final.set_index("run_key")
+    blind = final.loc["blind"]
+    assert not blind["complete"] and blind["n_unscored"] == 11  # the P2 story's 2 do not count
+    assert pd.isna(blind["final"]) and pd.isna(blind["band"])
+    assert (blind["final_lower"], blind["final_upper"]) == (0.0, 1.0)
+    ac = tables.ac[tables.ac.run_key == "blind"]
+    assert not ac["scored"].any() and ac["ac_score"].isna().all()
+    assert ac[["i_score", "t_score", "ac_score_value"]].isna().all().all()
+    story = tables.story[tables.story.run_key == "blind"]
+    assert not story["scored"].any() and story["story_score"].isna().all()
+    # The other run is untouched: the worked example.
+    assert final.loc["seen", "final"] == 0.62 and final.loc["seen", "complete"]
+
+
+def test_band_is_kept_when_both_bounds_share_it() -> None:
+    # 20 I-checks and 20 T-checks, one I-check UNSCORED: bounds 0.95 and 0.98 ⇒ one band.
+    votes, checks, stories = frames({"A-1": ("A", "P0", 19, 20, 19, 20)})
+    votes.loc[votes.check_id == "A-1-I19", "majority"] = "UNSCORED"
+    final = rollup(votes, checks, stories).final.iloc[0]
+    assert (final["final_lower"], final["final_upper"]) == (0.95, 0.98)
+    assert pd.isna(final["final"]) and final["band"] == "fully meets spec"
+
+
+def test_unscored_checks_of_unweighted_stories_leave_the_final_determined() -> None:
+    votes, checks, stories = frames(WORKED)
+    votes.loc[votes.check_id.str.startswith("S3-"), "majority"] = "UNSCORED"
+    tables = rollup(votes, checks, stories)
+    final = tables.final.iloc[0]
+    assert final["complete"] and final["n_unscored"] == 0 and final["final"] == 0.62
+    s3 = tables.ac.set_index("ac_id").loc["S3-AC1"]
+    assert not s3["scored"] and pd.isna(s3["ac_score"]) and s3["n_unscored"] == 2
+
+
+def test_band_between() -> None:
+    assert band_between(0.60, 0.74) == "partial (major gaps)"
+    assert band_between(0.74, 0.75) is None
 
 
 @pytest.mark.parametrize(
