@@ -116,9 +116,15 @@ def test_compare_counts_false_met_and_unscored() -> None:
     assert result["false_met"] == ["B"] and result["false_unmet"] == []
     assert result["evidence_off"] == ["D"] and result["unscored"] == ["C"]
     assert result["agreement"] == 2 / 3
+    assert result["judge_evidence"] == {"B": ["a.py:3"], "D": ["b.py:4"]}
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 14: S2-AC1-T1 is MET from a pre-existing echo test outside the diff surface "
+    "(docs/validity.md); remove this marker when the judge stops citing it",
+)
 def test_heuristic_judge_makes_no_false_met_on_the_vendored_repo(capsys) -> None:
     validate = _validate_module()
     assert validate.main(["--only", "hello_spec_kit", "--json"]) == 0
