@@ -119,7 +119,7 @@ def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
     _, files = query(wh, "SELECT png_path, svg_path FROM leaderboard_plots")
     assert len(files) == 3 and all(Path(p).is_file() for row in files for p in row)
     _, gates = query(wh, "SELECT DISTINCT status, reason FROM gates")
-    assert gates == [("not-run", "no command in the manifest")]
+    assert gates == [("unscored", "no gate command configured")]
 
 
 def _digests(root: Path) -> dict[str, str]:
