@@ -75,7 +75,10 @@ def _behaviour(context: str, clause: str) -> str:
 def _i_checks(r: Reading) -> list[tuple[str, str, bool]]:
     """(proposition, rule, wiring) of each I-check."""
     out: list[tuple[str, str, bool]] = []
-    context = f"When {r.when}, " if r.when else ""
+    # The precondition is part of the behaviour ("fewer than 10 messages ⇒ none removed").
+    given = f"Given {r.given}, " if r.given else ""
+    when = f"{'w' if given else 'W'}hen {r.when}, " if r.when else ""
+    context = given + when
     if r.ingress:
         trigger = f" ({r.when})" if r.when else ""
         out.append((
