@@ -32,6 +32,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,11 +102,30 @@ class GateCaches:
         return cls(results=workdir / "gate-results", dependencies=workdir / "gate-deps")
 
 
+def _private_home(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The operator's home directory, hidden from gates (SSH keys, shell files, cloud
+    credentials), and the directories under it that gates need, re-exposed read-only: the
+    interpreter evalflow hands them and the tool directories on PATH. Not hidden when the
+    sandbox itself lives in it."""
+    home = Path.home().resolve()
+    if home == Path("/") or not home.is_dir() or root.is_relative_to(home):
+        return (), ()
+    needed = {
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+        Path(sys.executable).resolve().parent,
+        *(Path(p).resolve() for p in os.environ.get("PATH", "").split(os.pathsep) if p),
+    }
+    exposed = sorted(p for p in needed if p != home and p.is_relative_to(home) and p.is_dir())
+    return (home,), tuple(exposed)
+
+
 @dataclass(frozen=True)
 class _Context:
     repo: Path
     isolation: Isolation
     hidden: tuple[Path, ...]
+    exposed: tuple[Path, ...]
     sandbox_root: Path
     limits: GateLimits
     extra_env: dict[str, str]
@@ -212,7 +232,7 @@ def _attempt(ctx: _Context, ws: _Workspace, command: str, *, setup: bool) -> _At
         limits=ctx.limits,
         writable=deps if setup else (),
         hidden=ctx.hidden,
-        read_only=() if setup else tuple(p for p in deps if p.is_dir()),
+        read_only=ctx.exposed + (() if setup else tuple(p for p in deps if p.is_dir())),
         network=setup,
     )
     tail = read_tail(
@@ -562,6 +582,7 @@ def run_gates(
     _require(chosen, require_isolation or bool(settings.require_isolation))
     root = _sandbox_root(sandbox_root, top)
     hidden_paths = (top, *(Path(p).resolve() for p in hidden))
+    home, exposed = _private_home(root)
     covering = [p for p in hidden_paths if root.is_relative_to(p)]
     if covering:
         raise InputError(
@@ -586,7 +607,8 @@ def run_gates(
     ctx = _Context(
         repo=top,
         isolation=chosen,
-        hidden=hidden_paths,
+        hidden=hidden_paths + home,
+        exposed=exposed,
         sandbox_root=root,
         limits=chosen_limits,
         extra_env=extra_env,

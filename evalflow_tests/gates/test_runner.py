@@ -556,3 +556,30 @@ def test_the_sandbox_cannot_live_under_a_hidden_directory(
             sandbox_root=warehouse / "tmp",
             hidden=[warehouse],
         )
+
+
+@needs_isolation
+def test_operator_home_is_hidden_but_the_interpreter_still_runs(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import tempfile
+
+    # Outside /tmp: the gate's private /tmp would hide a home under it anyway.
+    home = Path(tempfile.mkdtemp(prefix="evalflow-home-", dir="/var/tmp"))
+    try:
+        (home / ".ssh").mkdir()
+        (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n")
+        monkeypatch.setenv("HOME", str(home))
+        repo = make_repo({"README.md": "x\n"}, {"README.md": "y\n"})
+        command = f"cat {home}/.ssh/id_ed25519; ls -a {home} | sed s/^/LS:/; python -c 'print(\"PY-OK\")'"
+        (unit,) = [
+            r
+            for r in run_gates(repo, "head", "base", GateCommands(unit=command), [], timeout_s=60)
+            if r.gate == "unit"
+        ]
+    finally:
+        shutil.rmtree(home)
+    assert "PRIVATE-KEY-MATERIAL" not in unit.output_tail
+    assert "LS:.ssh" not in unit.output_tail and "LS:." in unit.output_tail
+    assert "PY-OK" in unit.output_tail
