@@ -572,7 +572,8 @@ def test_operator_home_is_hidden_but_the_interpreter_still_runs(
         (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n")
         monkeypatch.setenv("HOME", str(home))
         repo = make_repo({"README.md": "x\n"}, {"README.md": "y\n"})
-        command = f"cat {home}/.ssh/id_ed25519; ls -a {home} | sed s/^/LS:/; python -c 'print(\"PY-OK\")'"
+        listing = f"ls -a {home} | sed s/^/LS:/"
+        command = f"cat {home}/.ssh/id_ed25519; {listing}; python -c 'print(\"PY-OK\")'"
         (unit,) = [
             r
             for r in run_gates(repo, "head", "base", GateCommands(unit=command), [], timeout_s=60)
