@@ -122,12 +122,16 @@ def test_compare_counts_false_met_and_unscored() -> None:
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="issue 14: S2-AC1-T1 is MET from a pre-existing echo test outside the diff surface "
     "(docs/validity.md); remove this marker when the judge stops citing it",
 )
 def test_heuristic_judge_makes_no_false_met_on_the_vendored_repo(capsys) -> None:
     validate = _validate_module()
-    assert validate.main(["--only", "hello_spec_kit", "--json"]) == 0
+    # Preconditions fail the test outright (pytest.fail), never as the expected failure.
+    if validate.main(["--only", "hello_spec_kit", "--json"]) != 0:
+        pytest.fail(f"validate.py failed: {capsys.readouterr().err}")
     (result,) = json.loads(capsys.readouterr().out)
-    assert result["final"]["gold"] == 0.66 and result["final"]["gold_complete"] is True
+    if result["final"]["gold"] != 0.66 or result["final"]["gold_complete"] is not True:
+        pytest.fail(f"the gold labels no longer reproduce Final 0.66: {result['final']}")
     assert result["false_met"] == [], result
