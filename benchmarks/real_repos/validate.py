@@ -194,6 +194,11 @@ def compare(judge: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -
         "false_unmet": false_unmet,
         "evidence_off": evidence_off,
         "unscored": [c for c in ids if c not in decided],
+        # What the judge cited where it went wrong, for the write-up.
+        "judge_evidence": {
+            c: [f"{e.get('path')}:{e.get('start_line')}" for e in judge[c]["evidence"]]
+            for c in false_met + evidence_off
+        },
     }
 
 
