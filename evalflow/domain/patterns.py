@@ -10,6 +10,7 @@ being run by a slower engine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Protocol
 
@@ -34,6 +35,8 @@ class Pattern(Protocol):
     pattern: str
 
     def search(self, text: str) -> Match | None: ...
+    def match(self, text: str) -> Match | None: ...
+    def finditer(self, text: str) -> Iterator[Match]: ...
 
 
 def _options(ignore_case: bool) -> re2.Options:
@@ -42,6 +45,12 @@ def _options(ignore_case: bool) -> re2.Options:
     options.log_errors = False
     options.case_sensitive = not ignore_case
     return options
+
+
+def compile_linear(pattern: str) -> Pattern:
+    """One of evalflow's own patterns that runs over untrusted text, on RE2 (module import
+    time: a pattern RE2 cannot run is a programming error, raised as such)."""
+    return re2.compile(pattern, _options(ignore_case=False))
 
 
 @lru_cache(maxsize=4096)

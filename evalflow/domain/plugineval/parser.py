@@ -17,6 +17,7 @@ becomes a `LinkCheck` with candidate paths, and the I/O adapter answers which ex
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterator
@@ -26,7 +27,48 @@ from urllib.parse import unquote
 
 import yaml
 
+from evalflow.domain.patterns import compile_linear
 from evalflow.domain.plugineval.model import FileEntry, Finding, SkillFiles
+
+
+def strip_inline_code(line: str) -> str:
+    """`line` with each inline code span replaced by one space, in linear time.
+
+    Exactly what ``re.sub(r"(`+)(?!`)(.+?)(?<!`)\\1(?!`)", " ", line)`` gives (spans never
+    cross a line), without its quadratic backtracking on a line of backtick runs: an opener is
+    the suffix of a backtick run, as long as possible, whose length some later run has
+    exactly; the closer is the nearest such run.
+    """
+    runs = [(m.start(), m.end() - m.start()) for m in re.finditer(r"`+", line)]
+    if len(runs) < 2:
+        return line
+    by_length: dict[int, list[int]] = {}
+    for index, (_, length) in enumerate(runs):
+        by_length.setdefault(length, []).append(index)
+    out: list[str] = []
+    kept = 0
+    index = 0
+    while index < len(runs) - 1:
+        start, length = runs[index]
+        closer = None
+        for size in range(length, 0, -1):
+            later = by_length.get(size)
+            if later:
+                at = bisect.bisect_right(later, index)
+                if at < len(later):
+                    closer = (size, later[at])
+                    break
+        if closer is None:
+            index += 1
+            continue
+        size, closing = closer
+        out.append(line[kept : start + length - size])
+        out.append(" ")
+        kept = runs[closing][0] + size
+        index = closing + 1
+    out.append(line[kept:])
+    return "".join(out)
+
 
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -36,17 +78,20 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MNA_RE = re.compile(r"(?:MUST|NEVER|ALWAYS)\b")  # \b(MUST|NEVER|ALWAYS)\b
 CROSS_REF_RE = re.compile(r"(?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+)*")
 _FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
-_INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_LINK_RE = re.compile(
-    r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+# A skill's text is untrusted, and on hostile lines Python's backtracking engine is
+# super-linear in these two (a 16 kB line of `[a](` took 5 s, of spaces under a heading 2 s):
+# they run on RE2, with `\s` spelled out as Python's Unicode whitespace (RE2's is ASCII).
+_WS = r"[\t\n\v\f\r\x1c-\x1f\x85\p{Z}]"
+_LINK_RE = compile_linear(
+    rf"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\({_WS}*(<[^>]*>|[^){_WS[1:-1]}]+)"
+    rf"(?:{_WS}+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?{_WS}*\)"
 )
 _REF_DEF_RE = re.compile(r"^[ ]{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", re.MULTILINE)
 # (?<![\w/.-])(?:\./)?references/… — left boundary applied by `bounded_matches`
 _REFERENCE_MENTION_RE = re.compile(r"(?:\./)?references/[^\s)\]>\"'`,;]+")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TABLE_RE = re.compile(r"\|.*\|.*\|")
-_HEADING_RE = re.compile(r"^#{1,3} +(.+?)#*\s*$")
+_HEADING_RE = compile_linear(rf"^#{{1,3}} +(.+?)#*{_WS}*$")
 _EXAMPLES_MARKERS = ("## example", "### example", "## usage")
 _TROUBLESHOOTING_MARKERS = ("## troubleshoot", "## common issue", "## faq")
 
@@ -373,7 +418,7 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
     headings = tuple(
         m.group(1).strip() for ln in prose_lines if (m := _HEADING_RE.match(ln)) is not None
     )
-    prose = _INLINE_CODE_RE.sub(" ", "\n".join(prose_lines))
+    prose = "\n".join(strip_inline_code(line) for line in prose_lines)
     prose_lower = prose.lower()
 
     checks: dict[tuple[str, str], LinkCheck] = {}
