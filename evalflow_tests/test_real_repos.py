@@ -120,12 +120,6 @@ def test_compare_counts_false_met_and_unscored() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 14: S2-AC1-T1 is MET from a pre-existing echo test outside the diff surface "
-    "(docs/validity.md); remove this marker when the judge stops citing it",
-)
 def test_heuristic_judge_makes_no_false_met_on_the_vendored_repo(capsys) -> None:
     validate = _validate_module()
     # Preconditions fail the test outright (pytest.fail), never as the expected failure.

@@ -18,6 +18,9 @@ It proves a check only through the probes the frozen baseline gives it:
   asserts, at the required level (unit: any level, the minimum-level floor; e2e: an e2e test;
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
   counts, unless the proposition is itself an external call (a spy is the right proof).
+  When the only asserting tests lie in files the change did not touch, the answer is UNSCORED:
+  a pre-existing test was written for other code and may assert a look-alike (on real repos
+  this was the one false MET left: an older test of another unit).
 Searches run on the diff surface first, then on the rest of the repository, and every one is
 recorded; whole-line comments never match (commented-out code performs nothing). Patterns
 come from input and run on RE2 (`evalflow.domain.patterns.compile_untrusted`). A check
@@ -46,7 +49,7 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-JUDGE_VERSION = "heuristic-3"
+JUDGE_VERSION = "heuristic-4"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
 _MAX_QUOTE = 200
@@ -276,7 +279,23 @@ class HeuristicJudge(OfflineJudge):
                 searches=tuple(searches),
                 rationale="; ".join(failures),
             )
-        evidence = [_evidence(hit) for _, hit in _choose(check, per_probe)]
+        chosen = _choose(check, per_probe)
+        untouched = sorted({hit.path for _, hit in chosen if not hit.in_diff})
+        if untouched:
+            # A test in a file this change did not touch was written for other code: it may
+            # assert a look-alike of the proposition for another unit (seen on real repos).
+            return self._verdict(
+                check,
+                run,
+                "UNSCORED",
+                searches=tuple(searches),
+                rationale=(
+                    "only tests outside the diff surface assert it "
+                    f"({', '.join(untouched)}): a pre-existing test cannot show this change "
+                    "is tested; needs a judge"
+                ),
+            )
+        evidence = [_evidence(hit) for _, hit in chosen]
         return self._verdict(
             check,
             run,

@@ -462,3 +462,22 @@ def test_within_is_validated_and_runs_on_re2() -> None:
         Probe(kind="impl", pattern="x", files="docs", within={"call": "emit"})
     with pytest.raises(ValidationError):
         Probe(kind="impl", pattern="x", within={"callee": "emit"})
+
+
+def test_a_t_check_asserted_only_by_a_pre_existing_test_is_unscored(make_repo) -> None:
+    old_test = "def test_legacy():\n    assert legacy_days() == 14\n"
+    repo = make_repo(
+        {"lib/legacy.py": "def legacy_days():\n    return 14\n", "tests/test_legacy.py": old_test},
+        {"app/trials.py": APP},
+    )
+    check = Check(
+        id="T9",
+        kind="T",
+        level="unit",
+        proposition="a unit test asserts the 14-day trial",
+        probes=(probe("test-assert", r"== 14"),),
+    )
+    v = score(repo, check)["T9"]
+    assert v.status == "UNSCORED"
+    assert "outside the diff surface" in v.rationale and "tests/test_legacy.py" in v.rationale
+    assert not v.evidence
