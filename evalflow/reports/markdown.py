@@ -204,6 +204,16 @@ def _gates_section(gates: pd.DataFrame) -> list[str]:
     gated = gates[gates["gate"] != "setup"]  # the setup step has network by design
     if len(gated) and not gated["network_isolated"].all():
         lines.append("Network isolation was unavailable for some gates (see the gates table).")
+    if "isolation_missing" in gates:
+        lacking = sorted(
+            {f.strip() for v in gates["isolation_missing"].dropna() for f in str(v).split(",")}
+            - {""}
+        )
+        if lacking:
+            lines.append(
+                f"Sandbox features this machine lacked: {', '.join(lacking)} — the gates ran "
+                "with weaker isolation (docs/security.md); `--require-isolation` refuses that."
+            )
     fixes = gates[gates["confirmed"].astype(bool)]
     for row in fixes.itertuples(index=False):
         tail = [_stable(t) for t in str(row.output_tail).splitlines() if t.strip()][-3:]
