@@ -19,6 +19,7 @@ from evalflow.importers.model import (
     ImportedAC,
     ImportedPRD,
     PriorityMap,
+    choose_feature,
     story,
 )
 
@@ -34,18 +35,14 @@ def import_kiro(
 ) -> ImportedPRD:
     mapping = priorities or DEFAULT_PRIORITIES
     notes: list[str] = []
-    if spec is None:
-        features = sorted(p.rsplit("/", 1)[0] for p in files if _FEATURE.match(p))
-        if not features:
-            raise InputError(
-                "no Kiro spec found (.kiro/specs/<feature>/requirements.md)",
-                where="repository",
-                fix="pass --spec DIR with the feature folder that holds requirements.md",
-            )
-        spec = features[-1]
-        if len(features) > 1:
-            notes.append(f"{len(features)} Kiro specs found; imported {spec} (--spec).")
-    spec = spec.strip("/")
+    spec = choose_feature(
+        spec,
+        sorted(p.rsplit("/", 1)[0] for p in files if _FEATURE.match(p)),
+        document="requirements.md",
+        layout=".kiro/specs/<feature>/requirements.md",
+        framework="Kiro",
+        notes=notes,
+    )
     path = f"{spec}/requirements.md"
     if path not in files:
         raise InputError("requirements.md not found", where=path, fix="pass --spec the folder")

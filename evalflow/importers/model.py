@@ -194,3 +194,27 @@ def check_round_trip(prd: ImportedPRD, text: str) -> None:
             fix="report this as an evalflow bug with the source file; meanwhile write prd.md "
             "by hand (docs/importers/)",
         )
+
+
+def choose_feature(
+    spec: str | None,
+    features: list[str],
+    *,
+    document: str,
+    layout: str,
+    framework: str,
+    notes: list[str],
+) -> str:
+    """The feature folder to import and the path of its `document`: `spec` when given, else
+    the latest of `features` (sorted), with a note when there were several to choose from."""
+    if spec is None:
+        if not features:
+            raise InputError(
+                f"no {framework} feature found ({layout})",
+                where="repository",
+                fix=f"pass --spec DIR with the feature folder that holds {document}",
+            )
+        spec = features[-1]
+        if len(features) > 1:
+            notes.append(f"{len(features)} {framework} features found; imported {spec} (--spec).")
+    return spec.strip("/")

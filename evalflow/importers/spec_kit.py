@@ -20,6 +20,7 @@ from evalflow.importers.model import (
     ImportedAC,
     ImportedPRD,
     PriorityMap,
+    choose_feature,
     story,
 )
 
@@ -45,18 +46,14 @@ def import_spec_kit(
 ) -> ImportedPRD:
     mapping = priorities or SPEC_KIT_PRIORITIES
     notes: list[str] = []
-    if spec is None:
-        dirs = feature_dirs(list(files))
-        if not dirs:
-            raise InputError(
-                "no spec-kit feature found (specs/NNN-*/spec.md)",
-                where="repository",
-                fix="pass --spec DIR with the feature folder that holds spec.md",
-            )
-        spec = dirs[-1]
-        if len(dirs) > 1:
-            notes.append(f"{len(dirs)} features found; imported the latest, {spec} (--spec).")
-    spec = spec.strip("/")
+    spec = choose_feature(
+        spec,
+        feature_dirs(list(files)),
+        document="spec.md",
+        layout="specs/NNN-*/spec.md",
+        framework="spec-kit",
+        notes=notes,
+    )
     path = f"{spec}/spec.md"
     if path not in files:
         raise InputError("spec.md not found", where=path, fix="pass --spec the feature folder")
