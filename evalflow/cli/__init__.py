@@ -33,6 +33,7 @@ COMMANDS = {
     "labels": "evalflow.cli.labels:labels_group",
     "schemas": "evalflow.cli.schemas:schemas_group",
     "calibrate": "evalflow.cli.calibrate:calibrate",
+    "probe": "evalflow.cli.probe:probe_group",
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
 }
 

@@ -26,6 +26,8 @@ recorded; whole-line comments never match (commented-out code performs nothing).
 come from input and run on RE2 (`evalflow.domain.patterns.compile_untrusted`). A check
 without probes is answered UNSCORED with the symbols it found: a bare symbol match is not
 proof, and the k runs are identical by construction.
+`explain_check` exposes the same search to probe authors (`evalflow probe test`): every
+line a probe matches and how the judge reads it, with the verdict.
 """
 
 from __future__ import annotations
@@ -401,3 +403,102 @@ def _refs(evidence: list[Evidence]) -> str:
 
 def _patterns(probes: list[Probe]) -> str:
     return ", ".join(repr(p.pattern) for p in probes)
+
+
+@dataclass(frozen=True)
+class ProbeMatch:
+    """One line a probe's pattern matches, with what the judge makes of it (`probe test`).
+
+    `counts` is true when the judge uses this line as proof of the probe. For an impl probe:
+    `in_scope` (None without `within:`), `disqualifier` (why it performs nothing, else None).
+    For a test-assert probe: the enclosing `test` id (None outside any test), its `level`,
+    whether this line is one of its assertions, whether it is skipped or mock-only.
+    """
+
+    path: str
+    line: int
+    text: str
+    in_diff: bool
+    counts: bool
+    in_scope: bool | None = None
+    disqualifier: str | None = None
+    test: str | None = None
+    level: str | None = None
+    asserts: bool | None = None
+    skipped: bool | None = None
+    mock_only: bool | None = None
+
+
+@dataclass(frozen=True)
+class ProbeExplanation:
+    probe: Probe
+    matches: tuple[ProbeMatch, ...]
+    searches: tuple[Search, ...]
+
+
+@dataclass(frozen=True)
+class CheckExplanation:
+    check: Check
+    probes: tuple[ProbeExplanation, ...]
+    verdict: Verdict
+
+
+def explain_check(
+    judge: HeuristicJudge, request: JudgeRequest, ac: BaselineAC, check: Check
+) -> CheckExplanation:
+    """Every line each probe of `check` matches and how the judge reads it, plus the verdict
+    it gives — computed by the judge's own search, scope and test-case code, so what an
+    author sees while writing a probe is exactly what scoring will do."""
+    index = judge._index_for(request)
+    verdict = judge._score_check(ac, check, index, request.run)
+    explained: list[ProbeExplanation] = []
+    for probe in check.probes:
+        tests = probe.kind == "test-assert"
+        found = index.search(
+            probe.pattern, probe.path_globs, tests=tests, probe=None if tests else probe
+        )
+        regex = compile_untrusted(probe.pattern)
+        candidates = index._candidates(probe.path_globs, tests=tests, files=probe.files)
+        raw = [hit for path in candidates for hit in index._matches(regex, path)]
+        if tests:
+            chosen, _ = judge._asserting_tests(check, found.hits, index)
+            cited = {(h.path, h.line) for _, h in chosen}
+            matches = [_test_match(h, index, (h.path, h.line) in cited) for h in raw]
+        else:
+            cited = {(h.path, h.line) for h in found.hits}
+            matches = [_impl_match(h, probe, index, (h.path, h.line) in cited) for h in raw]
+        explained.append(ProbeExplanation(probe, tuple(matches), tuple(found.searches)))
+    return CheckExplanation(check, tuple(explained), verdict)
+
+
+def _impl_match(hit: _Hit, probe: Probe, index: _Index, counts: bool) -> ProbeMatch:
+    scope = _scope(probe)
+    in_scope, why = None, None
+    if scope is not None and index.scopes.parsed(hit.path) is None:
+        in_scope, why = False, f"no grammar to check {scope.describe()} in this file"
+    elif scope is not None:
+        in_scope = index.scopes.in_scope(hit.path, hit.line, hit.start, hit.end, scope)
+    if probe.files == "code" and in_scope is not False:
+        why = index.scopes.disqualifier(hit.path, hit.line, hit.start, hit.end)
+    return ProbeMatch(
+        hit.path, hit.line, hit.text.strip()[:_MAX_QUOTE], hit.in_diff, counts, in_scope, why
+    )
+
+
+def _test_match(hit: _Hit, index: _Index, counts: bool) -> ProbeMatch:
+    case = index.tests.enclosing(hit.path, hit.line)
+    text = hit.text.strip()[:_MAX_QUOTE]
+    if case is None:
+        return ProbeMatch(hit.path, hit.line, text, hit.in_diff, counts)
+    return ProbeMatch(
+        hit.path,
+        hit.line,
+        text,
+        hit.in_diff,
+        counts,
+        test=case.test_id,
+        level=case.level,
+        asserts=case.asserts and hit.line in case.assert_lines,
+        skipped=case.skipped,
+        mock_only=case.mock_only,
+    )

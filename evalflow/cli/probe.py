@@ -1,0 +1,153 @@
+"""`evalflow probe test`: what each probe of one check matches, and the verdict it earns.
+
+An author writing probes sees, per probe, every matching line (file:line, the text, diff
+surface or not), how the heuristic judge reads it — the `within:` scope result and any
+disqualifier for an impl probe, the enclosing test case and whether the line asserts for a
+test-assert probe — the searches it runs, and the verdict with its rationale. It is the
+judge's own code (`evalflow.judges.heuristic.explain_check`), never a re-implementation.
+The repository is untrusted: it is read through git objects only (`evalflow.repo`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from evalflow.cli.output import emit_json
+from evalflow.errors import InputError
+from evalflow.inputs import load_benchmark
+
+if TYPE_CHECKING:
+    from evalflow.judges.heuristic import ProbeMatch
+
+# Matching lines shown per probe: enough to see why a probe is too broad, bounded output.
+_SHOWN = 20
+
+
+@click.group("probe")
+def probe_group() -> None:
+    """Help writing the probes of a baseline's checks."""
+
+
+@probe_group.command("test")
+@click.argument("baseline", type=click.Path(path_type=Path))
+@click.argument("check_id")
+@click.option("--repo", type=click.Path(path_type=Path), required=True,
+              help="Repository to search (read through git, never written).")  # fmt: skip
+@click.option("--head", default="HEAD", show_default=True,
+              help="Commit to read, or WORKTREE for the working tree.")  # fmt: skip
+@click.option("--base", default=None,
+              help="Commit before the change: its diff to --head is the diff surface "
+              "(default: none, so every test lies outside it).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
+         as_json: bool) -> None:  # fmt: skip
+    """Show what each probe of CHECK_ID matches in --repo and the heuristic verdict."""
+    from evalflow.judges.base import JudgeRequest
+    from evalflow.judges.heuristic import HeuristicJudge, explain_check
+    from evalflow.repo.diff_surface import diff_surface
+    from evalflow.repo.git import require_repo, resolve_commit
+    from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
+
+    bench = load_benchmark(baseline)
+    found = [(ac, c) for ac, c in bench.baseline.checks() if c.id == check_id]
+    if not found:
+        ids = ", ".join(c.id for _, c in bench.baseline.checks()[:8])
+        raise InputError(f"no check {check_id!r} in the baseline", where=str(baseline),
+                         fix=f"use one of its check ids ({ids}, …)")  # fmt: skip
+    ac, check = found[0]
+    top = require_repo(repo)
+    worktree = head == WORKTREE
+    head_sha = resolve_commit(top, "HEAD" if worktree else head)
+    base_sha = resolve_commit(top, base) if base is not None else None
+    snapshot = load_worktree_snapshot(top, head_sha) if worktree else load_snapshot(top, head_sha)
+    diff: tuple[str, ...] = ()
+    if base_sha is not None:
+        surface = diff_surface(top, base_sha, WORKTREE if worktree else head_sha)
+        diff = tuple(f.path for f in surface if f.status != "deleted")
+    request = JudgeRequest(
+        run_key="probe-test",
+        run=1,
+        checks=((ac, check),),
+        snapshot=snapshot,
+        diff_paths=diff,
+        anchors=bench.baseline.anchors,
+        test_levels=bench.baseline.test_levels,
+    )
+    result = explain_check(HeuristicJudge(), request, ac, check)
+    if as_json:
+        emit_json(
+            {
+                "check": check.id,
+                "kind": check.kind,
+                "head": snapshot.commit,
+                "base": base_sha,
+                "diff_surface": list(diff),
+                "probes": [
+                    {
+                        "probe": p.probe.model_dump(mode="json", exclude_defaults=True),
+                        "matches": [asdict(m) for m in p.matches],
+                        "searches": [s.model_dump(mode="json") for s in p.searches],
+                    }
+                    for p in result.probes
+                ],
+                "verdict": {
+                    "status": result.verdict.status,
+                    "rationale": result.verdict.rationale,
+                },
+            }
+        )
+        return
+    click.echo(f"check {check.id} ({check.kind}): {check.proposition}")
+    click.echo(
+        f"repo {top} at {snapshot.commit[:12]}; diff surface: "
+        + (f"{len(diff)} file(s) since {base_sha[:12]}" if base_sha else "none (no --base)")
+    )
+    if not check.probes:
+        click.echo("no probes: the heuristic judge cannot prove this check")
+    for n, explained in enumerate(result.probes, start=1):
+        p = explained.probe
+        # The pattern is shown as it is written in single-quoted YAML: no doubled escapes.
+        where = ", ".join(p.path_globs) + (" (docs)" if p.files == "docs" else "")
+        if p.within is not None:
+            where += " within " + ", ".join(
+                f"{k}={v}" for k, v in p.within.model_dump(exclude_none=True).items()
+            )
+        click.echo(f"probe {n}: {p.kind} '{p.pattern}' in {where}")
+        for search in explained.searches:
+            click.echo(f"  searched {search.scope}: {search.hits} hit(s)")
+        if not explained.matches:
+            click.echo("  no line matches")
+        for match in explained.matches[:_SHOWN]:
+            click.echo(f"  {_line(match, p.kind == 'test-assert')}")
+        if len(explained.matches) > _SHOWN:
+            click.echo(f"  … {len(explained.matches) - _SHOWN} more matching line(s) (--json)")
+    click.echo(f"verdict: {result.verdict.status}: {result.verdict.rationale}")
+    if base_sha is None and check.kind == "T":
+        click.echo("note: without --base no test is in the diff surface, so a T-check cannot "
+                   "be MET (give --base to see the scoring verdict)")  # fmt: skip
+
+
+def _line(match: ProbeMatch, tests: bool) -> str:
+    """`+` a line the judge counts as proof, `-` one it does not, with the reason why not."""
+    where = "diff" if match.in_diff else "repo"
+    notes: list[str] = []
+    if match.in_scope is not None:
+        notes.append("in within scope" if match.in_scope else "outside within scope")
+    if match.disqualifier:
+        notes.append(match.disqualifier)
+    if match.test is not None:
+        notes.append(f"test {match.test} ({match.level})")
+        notes.append("asserts" if match.asserts else "not an assertion line")
+        if match.skipped:
+            notes.append("skipped")
+        if match.mock_only:
+            notes.append("mock-only")
+    elif tests:
+        notes.append("outside any test case")
+    mark = "+" if match.counts else "-"
+    detail = f" [{'; '.join(notes)}]" if notes else ""
+    return f"{mark} {match.path}:{match.line} ({where}){detail}  {match.text}"
