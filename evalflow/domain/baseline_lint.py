@@ -5,8 +5,9 @@ keep apart. Each rule reads the AC's wording with `evalflow.domain.ac_language` 
 reading the drafter uses — and compares it with the checks: payload fields vs I-checks, "or"
 without per-path or default+switch checks, asynchronous ingress without a wiring check,
 outcome wording without an `outcome: true` T-check, T levels below the policy, a proposition
-joining two behaviours with "and", no calibration anchors; and, given the repository's
-files, probes that match nothing or only documentation. Pure: the caller reads the files.
+joining two behaviours with "and", no calibration anchors or no borderline one; and, given
+the repository's files, probes that match nothing or only documentation. Pure: the caller
+reads the files.
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ def lint_baseline(baseline: Baseline) -> list[LintWarning]:
     if not baseline.anchors:
         out.append(LintWarning(baseline.benchmark, "anchors",
             "no calibration anchors: add MET, UNMET and borderline examples"))  # fmt: skip
+    elif not any(a.borderline for a in baseline.anchors):
+        # SPEC's calibration reads clear MET, clear UNMET and one borderline example: the
+        # borderline one is what teaches a judge where this benchmark draws the line.
+        out.append(LintWarning(baseline.benchmark, "anchors",
+            "no borderline anchor: add one (borderline: true) with its settled verdict "
+            "and reason"))  # fmt: skip
     return out
 
 

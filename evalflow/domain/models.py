@@ -171,12 +171,17 @@ class BaselineAC(Frozen):
 
 
 class Anchor(Frozen):
-    """A calibration anchor: a settled example the judges read before scoring."""
+    """A calibration anchor: a settled example the judges read before scoring.
+
+    SPEC asks for clear MET, clear UNMET and borderline examples; a borderline anchor still
+    carries the verdict it was settled on (`verdict`) and why (`reason`)."""
 
     check_id: str
     verdict: Literal["MET", "UNMET"]
     example: str
     reason: str
+    # Optional with a default, so baselines frozen before it keep their sha256.
+    borderline: bool = False
 
 
 class TestLevelPolicy(Frozen):
