@@ -2,7 +2,12 @@
 
 Commands: `score`, `certify`, `compare`, `init`. PATH may be one skill directory, its
 SKILL.md, or a directory of skills — all scored in one process. Exit codes (fix 8): 0 ok,
-1 a composite below `--threshold`, 2 bad input or usage, 3 internal failure.
+1 a composite below `--threshold` (one stderr line per such skill, "composite 36.48 <
+threshold 70"), 2 bad input or usage, 3 internal failure. `--output json-lines` prints one
+per-skill JSON object a line (the same object as single-skill `--output json`), so a CI
+gate reads `['composite']['score']` or `['passed']` per skill in batch mode too. `certify`
+without a judge and a real Monte Carlo backend says on stderr that it cannot certify beyond
+the measured layers.
 
 Claude-backed layers are opt-in: `--judge anthropic` (layer 2; `--judge-model M` repeated
 for several models, `--judges N` independent judges per model — two or more give kappa) and
@@ -36,6 +41,7 @@ from evalflow.domain.plugineval.report import (
     render_compare_markdown,
     render_markdown,
     report_dict,
+    threshold_line,
 )
 from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
 from evalflow.plugineval_io import build_corpus, evaluate_path, load_corpus, write_corpus
@@ -161,32 +167,47 @@ def _run_score(
         evaluations, is_batch = evaluate_path(path, options)
     finally:
         llm.report_usage()
-    reports = [report_dict(ev, certify=certify) for ev in evaluations]
-    if is_batch:
+    reports = [report_dict(ev, certify=certify, threshold=threshold) for ev in evaluations]
+    if output == "json-lines":
+        _emit("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in reports))
+    elif is_batch:
         batch = batch_dict(reports, threshold)
         _emit(_dump(batch) if output == "json" else render_batch_markdown(batch))
     else:
         _emit(_dump(reports[0]) if output == "json" else render_markdown(reports[0]))
-    if threshold is not None and any(
-        r["composite"]["score"] is None or r["composite"]["score"] < threshold for r in reports
-    ):
+    if certify:
+        for r in reports:
+            if not r["certification"]["complete"]:
+                prefix = f"{r['skill']['path']}: " if is_batch else ""
+                click.echo(prefix + r["certification"]["statement"], err=True)
+    failed = [r for r in reports if r["passed"] is False]
+    for r in failed:
+        prefix = f"{r['skill']['path']}: " if is_batch else ""
+        click.echo(prefix + threshold_line(r), err=True)
+    if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
 
 
-_output_options = [
-    click.option(
-        "--output",
-        type=click.Choice(["md", "json"]),
-        default="md",
-        show_default=True,
-        help="Report format on stdout.",
-    ),
-    click.option("--json", "as_json", is_flag=True, help="Same as --output json."),
-]
+def _output_options(choices: tuple[str, ...]) -> list[Any]:
+    return [
+        click.option(
+            "--output",
+            type=click.Choice(choices),
+            default="md",
+            show_default=True,
+            help="Report format on stdout"
+            + (
+                "; json-lines: one per-skill JSON object a line."
+                if "json-lines" in choices
+                else "."
+            ),
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Same as --output json."),
+    ]
 
 
-def _with_output(fn: F) -> F:
-    for option in reversed(_output_options):
+def _with_output(fn: F, choices: tuple[str, ...] = ("md", "json")) -> F:
+    for option in reversed(_output_options(choices)):
         fn = option(fn)
     return fn
 
@@ -214,7 +235,7 @@ _score_options = [
 def _with_score_options(fn: F) -> F:
     for option in reversed(_score_options):
         fn = option(fn)
-    return _with_llm(_with_output(fn))
+    return _with_llm(_with_output(fn, ("md", "json", "json-lines")))
 
 
 _llm_options = [

@@ -130,7 +130,11 @@ def test_init_then_certify_with_elo(tmp_path: Path) -> None:
     assert out["elo"]["order_disagreements"] == 0
     assert out["composite"]["elo"] == out["elo"]["rating"]
     assert out["layers"][2]["simulated"] is True
-    assert out["composite"]["badge_basis"] == "composite and Elo"
+    assert out["composite"]["badge_basis"] == "composite and static-score Elo"
+    assert out["elo"]["kind"] == "static-score"
+    assert out["elo"]["basis"] == "quick depth (static)"
+    assert "static-score Elo" in out["elo"]["note"]
+    assert json.loads((corpus / "index.json").read_text())["depth"] == "quick"
 
 
 def test_certify_markdown_marks_simulation_and_missing_elo() -> None:

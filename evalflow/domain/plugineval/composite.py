@@ -81,6 +81,8 @@ _DISPLAY_STEPS: tuple[tuple[float, str], ...] = (
 )
 
 SCORE_DECIMALS = 4
+# The Elo kind when no pairwise judge decides matches: it compares dimension scores.
+STATIC_SCORE = "static-score"
 COMPOSITE_DECIMALS = 2
 
 

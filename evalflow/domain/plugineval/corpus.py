@@ -5,6 +5,10 @@ description (for the offline router's negatives), the sha256 of its SKILL.md byt
 static dimension scores, anti-patterns and quick composite. Entries are sorted by path and
 floats rounded to 6 places, with no timestamp, so the same plugins directory always yields
 byte-identical JSON.
+
+The index records the `depth` its scores were made at, so Elo plays a candidate with the same
+layers (`evaluate.py`). `plugin init` scores at quick depth; an index written before the field
+existed was necessarily quick, hence the default.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class CorpusIndex(BaseModel):
 
     format: Literal["evalflow-plugineval-corpus"] = INDEX_FORMAT
     version: Literal[1] = INDEX_VERSION
+    depth: Literal["quick", "standard", "deep"] = "quick"
     skills: list[CorpusEntry]
 
     def scores_by_path(self, exclude_sha256: str | None = None) -> dict[str, dict[str, float]]:

@@ -13,6 +13,10 @@ CI is the 2.5/97.5 percentile of a seeded bootstrap (500 samples) that resamples
 pairwise win rate against corpus skills: per opponent, the candidate's mean match score
 over dimensions and both orders gives a win (> 0.5), draw (= 0.5) or loss; the rate is
 (wins + draws / 2) / opponents × 100.
+
+Without a pairwise judge the comparator compares the two skills' dimension scores, so the
+rating is a *static-score Elo* (`kind`), which every surface says; `basis` names the depth and
+layers both sides were scored with (the caller guarantees they are the same).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalflow.domain.plugineval.composite import STATIC_SCORE
 from evalflow.domain.plugineval.model import DIMENSIONS
 from evalflow.domain.ranking.elo import ELO_K, ELO_START, Match, sequential_elo
 
@@ -55,6 +60,8 @@ class EloResult:
     disagreements: int = 0
     permutations: int = 0
     bootstrap_samples: int = 0
+    kind: str = STATIC_SCORE
+    basis: str | None = None
 
 
 def skill_elo(
@@ -65,10 +72,11 @@ def skill_elo(
     permutations: int = PERMUTATIONS,
     bootstrap_samples: int = BOOTSTRAP_SAMPLES,
     comparator: Comparator = compare_scores,
+    basis: str | None = None,
 ) -> EloResult:
     """Play the candidate's blended dimension scores against each corpus skill's."""
     if not corpus:
-        return EloResult(False, "the corpus is empty")
+        return EloResult(False, "the corpus is empty", basis=basis)
     units: list[tuple[Match, Match]] = []
     per_opponent: dict[str, list[float]] = {}
     disagreements = 0
@@ -85,7 +93,9 @@ def skill_elo(
             units.append((Match(CANDIDATE_ID, opponent, s_ab), Match(opponent, CANDIDATE_ID, s_ba)))
             per_opponent.setdefault(opponent, []).extend((s_ab, 1.0 - s_ba))
     if not units:
-        return EloResult(False, "no dimension is scored for both the skill and the corpus")
+        return EloResult(
+            False, "no dimension is scored for both the skill and the corpus", basis=basis
+        )
 
     players = [CANDIDATE_ID, *sorted(per_opponent)]
     matches = [m for unit in units for m in unit]
@@ -121,4 +131,5 @@ def skill_elo(
         disagreements=disagreements,
         permutations=permutations,
         bootstrap_samples=bootstrap_samples,
+        basis=basis,
     )

@@ -1,10 +1,19 @@
 """One skill end to end: parse → static → (judge) → (Monte Carlo) → blend → composite → Elo.
 
 Depth decides which layers are *requested* (quick: static; standard: + judge; deep: + Monte
-Carlo and Elo); what enters the score is what the layers really produced. A requested
+Carlo and Elo); what enters the score is what the layers really *measured*. A requested
 judge layer with no judge configured is reported unmeasured with its reason, never
 invented. Deep uses the offline router (`router.py`) unless another Monte Carlo backend
-factory is given; its results stay labelled simulated.
+factory is given. A simulated Monte Carlo layer never enters the composite, the badge, the
+Elo or the confidence label: it is blended into a separate `SimulatedView` (what the score
+would be if the simulation were a measurement), reported under its own `simulated` label,
+so every certified number is the same for every seed when the sampled layers are simulated.
+
+Elo is like for like: the candidate plays with the layers the corpus was scored with
+(`CorpusIndex.depth`), never with more; a corpus needing a layer the candidate did not
+measure gets no Elo (one-line reason). With no pairwise judge the Elo is a static-score Elo
+(`EloResult.kind`), and its permutation/bootstrap seed is fixed (`ELO_SEED`): it is a
+computation over deterministic scores, not a sample, so `--seed` does not move it.
 
 File-system questions are injected (`resolve` says which link targets exist, `judge_input`
 reads references for the judge), so this module does no I/O. The judge, Monte Carlo and
@@ -40,6 +49,7 @@ if TYPE_CHECKING:
     from evalflow.domain.plugineval.montecarlo import McBackend, McPrompt, McResult
 
 JUDGE_PROMPTS = 10
+ELO_SEED = 0
 
 McFactory = Callable[
     [ParsedSkill, StaticResult, Sequence[tuple[str, str]], int, int],
@@ -61,6 +71,15 @@ class EvalOptions:
 
 
 @dataclass(frozen=True)
+class SimulatedView:
+    """The blend with the simulated Monte Carlo layer included: reported, never certified."""
+
+    backend: str
+    dimensions: dict[str, DimensionScore]
+    composite: Composite
+
+
+@dataclass(frozen=True)
 class SkillEvaluation:
     """Everything measured for one skill; `report.py` renders it."""
 
@@ -76,6 +95,18 @@ class SkillEvaluation:
     badge: str
     confidence: str
     durations_ms: dict[str, float] = field(default_factory=dict)
+    simulated: SimulatedView | None = None
+
+    @property
+    def measured_layers(self) -> tuple[str, ...]:
+        """The layers whose data entered the composite (a simulation never does)."""
+        out = ["static"]
+        if self.judge is not None and self.judge.measured:
+            out.append("judge")
+        mc = self.monte_carlo
+        if mc is not None and mc.measured and not mc.simulated:
+            out.append("monte_carlo")
+        return tuple(out)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -154,7 +185,6 @@ def evaluate_skill(
     layer_scores: dict[str, dict[str, float]] = {"static": static.dimensions}
     layer_cis: dict[str, dict[str, tuple[float, float]]] = {}
     with_data = ["static"]
-    simulated: list[str] = []
 
     judge = None
     if "judge" in requested:
@@ -189,15 +219,21 @@ def evaluate_skill(
         backend, prompts = factory(parsed, static, negatives, options.runs, options.seed)
         mc = run_monte_carlo(backend, prompts, runs=options.runs, seed=options.seed)
         durations["monte_carlo"] = (clock() - t0) * 1000.0
-        if mc.measured:
+        if mc.measured and not mc.simulated:
             layer_scores["monte_carlo"] = mc.dimensions
             layer_cis["monte_carlo"] = mc.cis
             with_data.append("monte_carlo")
-            if mc.simulated:
-                simulated.append("monte_carlo")
 
     dims = blend_dimensions(layer_scores, layer_cis)
     comp = composite_score({d: s.score for d, s in dims.items()}, static.penalty)
+    sim_view = None
+    if mc is not None and mc.measured and mc.simulated:
+        sim_dims = blend_dimensions(
+            {**layer_scores, "monte_carlo": mc.dimensions},
+            {**layer_cis, "monte_carlo": mc.cis},
+        )
+        sim_comp = composite_score({d: s.score for d, s in sim_dims.items()}, static.penalty)
+        sim_view = SimulatedView(mc.backend, sim_dims, sim_comp)
 
     elo = None
     if options.depth == "deep":
@@ -210,11 +246,7 @@ def evaluate_skill(
                 "no corpus: pass --corpus-dir DIR built by `evalflow plugin init PLUGINS_DIR`",
             )
         else:
-            elo = skill_elo(
-                {d: s.score for d, s in dims.items()},
-                options.corpus.scores_by_path(exclude_sha256=sha),
-                seed=options.seed,
-            )
+            elo = _like_for_like_elo(layer_scores, layer_cis, options.corpus, sha, skill_elo)
         durations["elo"] = (clock() - t0) * 1000.0
 
     rating = elo.rating if elo is not None and elo.computed else None
@@ -229,6 +261,37 @@ def evaluate_skill(
         dimensions=dims,
         composite=comp,
         badge=badge(comp.score, rating),
-        confidence=confidence_label(with_data, simulated),
+        confidence=confidence_label(with_data),
         durations_ms=durations,
+        simulated=sim_view,
+    )
+
+
+def _like_for_like_elo(
+    layer_scores: dict[str, dict[str, float]],
+    layer_cis: dict[str, dict[str, tuple[float, float]]],
+    corpus: CorpusIndex,
+    sha: str,
+    skill_elo: Callable[..., EloResult],
+) -> EloResult:
+    """The candidate re-blended with exactly the corpus's layers, then played against it."""
+    from evalflow.domain.plugineval.elo import EloResult
+
+    needed = LAYERS_FOR_DEPTH[corpus.depth]
+    missing = [layer for layer in needed if layer not in layer_scores]
+    if missing:
+        return EloResult(
+            False,
+            f"the corpus was scored at depth {corpus.depth} ({', '.join(needed)}) but this "
+            f"skill has no measured {', '.join(missing)} layer; Elo never mixes depths",
+        )
+    same = blend_dimensions(
+        {k: v for k, v in layer_scores.items() if k in needed},
+        {k: v for k, v in layer_cis.items() if k in needed},
+    )
+    return skill_elo(
+        {d: s.score for d, s in same.items()},
+        corpus.scores_by_path(exclude_sha256=sha),
+        seed=ELO_SEED,
+        basis=f"{corpus.depth} depth ({', '.join(needed)})",
     )

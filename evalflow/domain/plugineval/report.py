@@ -2,15 +2,22 @@
 
 JSON per skill (keys beyond SPEC's are additions, none renamed):
 
-    {"skill": {...}, "depth", "certify", "confidence", "confidence_basis",
+    {"skill": {..., "line_count"}, "depth", "certify", "confidence", "confidence_basis",
+     "threshold", "passed", "certification" (certify only),
      "composite": {"score", "badge", "elo", "grade", "display_grade", "penalty", "raw",
-                   "measured_weight", "badge_basis"},
+                   "measured_weight", "badge_basis", "simulated"},
      "dimensions": {name: {"score", "grade", "ci_low", "ci_high", "display_grade",
-                           "weight", "layers": {"static", "judge", "monte_carlo"}}},
+                           "weight", "layers": {"static", "judge", "monte_carlo"},
+                           "simulated"}},
      "layers": [{"name": "static", "duration_ms", "measured", "anti_patterns", ...},
                 {"name": "judge", "duration_ms", "measured", "judges", "kappa", ...},
                 {"name": "monte_carlo", "duration_ms", "measured", "simulated", ...}],
      "elo": {...} | null, "findings": [...]}
+
+Every score, grade, badge, Elo and confidence comes from measured layers only. A simulated
+Monte Carlo layer (the offline router) is shown apart, in `simulated` blocks labelled
+`"label": "simulated"` (JSON) or "simulated" (Markdown) — the blend it would give — and its
+values never appear under `layers` of a dimension; `simulated` is null when there is none.
 
 Unmeasured values are null, never 0. Scores are rounded for display (dimensions 4 places,
 composite 2, Elo 1); `duration_ms` is the only field that varies between identical runs.
@@ -26,6 +33,7 @@ from evalflow.domain.plugineval.composite import (
     COMPOSITE_DECIMALS,
     DIMENSION_WEIGHTS,
     SCORE_DECIMALS,
+    STATIC_SCORE,
     display_grade,
     letter_grade,
 )
@@ -106,10 +114,85 @@ def _elo(ev: SkillEvaluation) -> dict[str, Any] | None:
         "order_disagreements": e.disagreements,
         "permutations": e.permutations,
         "bootstrap_samples": e.bootstrap_samples,
+        "kind": e.kind,
+        "basis": e.basis,
+        "note": _STATIC_ELO_NOTE if e.kind == STATIC_SCORE else None,
     }
 
 
-def report_dict(ev: SkillEvaluation, *, certify: bool = False) -> dict[str, Any]:
+_STATIC_ELO_NOTE = (
+    "static-score Elo: no pairwise judge is configured, so matches compare the two skills' "
+    "dimension scores"
+)
+
+
+def passed(score: float | None, threshold: float | None) -> bool | None:
+    """None without a threshold; an unmeasured composite never passes one."""
+    if threshold is None:
+        return None
+    return score is not None and score >= threshold
+
+
+def threshold_line(report: Mapping[str, Any]) -> str:
+    """The one stderr line for a skill below the threshold."""
+    score = report["composite"]["score"]
+    shown = "unmeasured" if score is None else f"{score:.2f}"
+    return f"composite {shown} < threshold {report['threshold']:g}"
+
+
+def _simulated_composite(ev: SkillEvaluation) -> dict[str, Any] | None:
+    sim = ev.simulated
+    if sim is None:
+        return None
+    return {
+        "label": "simulated",
+        "backend": sim.backend,
+        "score": _r(sim.composite.score, COMPOSITE_DECIMALS),
+        "display_grade": display_grade(sim.composite.score),
+        "measured_weight": _r(sim.composite.measured_weight),
+        "note": "what the composite would be if the simulated Monte Carlo layer were a "
+        "measurement; not part of the composite, badge, Elo or confidence",
+    }
+
+
+def _simulated_dimension(ev: SkillEvaluation, dim: str) -> dict[str, Any] | None:
+    sim = ev.simulated
+    if sim is None or ev.monte_carlo is None or dim not in ev.monte_carlo.dimensions:
+        return None
+    return {
+        "label": "simulated",
+        "monte_carlo": _r(ev.monte_carlo.dimensions[dim]),
+        "score": _r(sim.dimensions[dim].score),
+    }
+
+
+def _certification(ev: SkillEvaluation) -> dict[str, Any]:
+    """What `certify` could and could not certify; the badge is from measured layers only."""
+    layers = ev.measured_layers
+    lacking = []
+    if "judge" not in layers:
+        lacking.append("no judge (--judge anthropic)")
+    if "monte_carlo" not in layers:
+        mc = ev.monte_carlo
+        lacking.append(
+            "no real Monte Carlo backend (the offline router is a simulation; "
+            "--mc-backend anthropic)"
+            if mc is None or mc.simulated
+            else f"the Monte Carlo layer is unmeasured ({mc.reason})"
+        )
+    if not lacking:
+        statement = "certified on measured static, judge and Monte Carlo layers"
+    else:
+        statement = (
+            f"cannot certify beyond the measured layers ({', '.join(layers)}): "
+            f"{'; '.join(lacking)}; the badge is what those layers support"
+        )
+    return {"complete": not lacking, "measured_layers": list(layers), "statement": statement}
+
+
+def report_dict(
+    ev: SkillEvaluation, *, certify: bool = False, threshold: float | None = None
+) -> dict[str, Any]:
     """The per-skill JSON object."""
     p = ev.parsed
     c = ev.composite
@@ -117,6 +200,8 @@ def report_dict(ev: SkillEvaluation, *, certify: bool = False) -> dict[str, Any]
     elo_value = _r(ev.elo.rating, 1) if ev.elo is not None and ev.elo.computed else None
     if elo_computed:
         basis = "composite and Elo"
+        if ev.elo is not None and ev.elo.kind == STATIC_SCORE:
+            basis = "composite and static-score Elo"
     elif ev.elo is not None:
         basis = f"composite only (Elo not computed: {ev.elo.reason})"
     else:
@@ -132,27 +217,24 @@ def report_dict(ev: SkillEvaluation, *, certify: bool = False) -> dict[str, Any]
             "display_grade": None if s.score is None else display_grade(s.score * 100.0),
             "weight": DIMENSION_WEIGHTS[d],
             "layers": {k: _r(v) for k, v in s.layers.items()},
+            "simulated": _simulated_dimension(ev, d),
         }
-    basis_layers = ["static"]
-    if ev.judge is not None and ev.judge.measured:
-        basis_layers.append("judge")
-    if ev.monte_carlo is not None and ev.monte_carlo.measured:
-        basis_layers.append(
-            "monte_carlo (simulated)" if ev.monte_carlo.simulated else "monte_carlo"
-        )
     score = _r(c.score, COMPOSITE_DECIMALS)
-    return {
+    out: dict[str, Any] = {
         "skill": {
             "name": p.name,
             "dir_name": p.dir_name,
             "path": p.location,
             "plugin": p.plugin,
             "sha256": ev.sha256,
+            "line_count": p.line_count,
         },
         "depth": ev.depth,
         "certify": certify,
         "confidence": ev.confidence,
-        "confidence_basis": basis_layers,
+        "confidence_basis": list(ev.measured_layers),
+        "threshold": threshold,
+        "passed": passed(score, threshold),
         "composite": {
             "score": score,
             "badge": ev.badge,
@@ -163,12 +245,16 @@ def report_dict(ev: SkillEvaluation, *, certify: bool = False) -> dict[str, Any]
             "raw": _r(c.raw),
             "measured_weight": _r(c.measured_weight),
             "badge_basis": basis,
+            "simulated": _simulated_composite(ev),
         },
         "dimensions": dims,
         "layers": _layers(ev),
         "elo": _elo(ev),
         "findings": [f.as_dict() for f in ev.findings],
     }
+    if certify:
+        out["certification"] = _certification(ev)
+    return out
 
 
 def batch_dict(reports: Sequence[Mapping[str, Any]], threshold: float | None) -> dict[str, Any]:
@@ -180,6 +266,17 @@ def batch_dict(reports: Sequence[Mapping[str, Any]], threshold: float | None) ->
         if threshold is not None
         and (r["composite"]["score"] is None or r["composite"]["score"] < threshold)
     ]
+    sims = [r["composite"]["simulated"] for r in reports if r["composite"]["simulated"]]
+    sim_scores = [x["score"] for x in sims if x["score"] is not None]
+    simulated = None
+    if sims:
+        simulated = {
+            "label": "simulated",
+            "count": len(sims),
+            "mean_composite": _r(sum(sim_scores) / len(sim_scores), COMPOSITE_DECIMALS)
+            if sim_scores
+            else None,
+        }
     return {
         "skills": list(reports),
         "summary": {
@@ -187,6 +284,7 @@ def batch_dict(reports: Sequence[Mapping[str, Any]], threshold: float | None) ->
             "mean_composite": _r(sum(scores) / len(scores), COMPOSITE_DECIMALS) if scores else None,
             "threshold": threshold,
             "below_threshold": below,
+            "simulated": simulated,
         },
     }
 
@@ -243,29 +341,34 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ]
     elo = report["elo"]
     if elo is not None and elo["computed"]:
+        kind = "Static-score Elo" if elo["kind"] == STATIC_SCORE else "Elo"
         lines.append(
-            f"Elo {elo['rating']:.1f} [{elo['ci_low']:.1f}, {elo['ci_high']:.1f}] · corpus "
+            f"{kind} {elo['rating']:.1f} [{elo['ci_low']:.1f}, {elo['ci_high']:.1f}] · corpus "
             f"percentile {elo['corpus_percentile']:.1f} · {elo['matches']} matches, "
-            f"{elo['order_disagreements']} order disagreement(s)"
+            f"{elo['order_disagreements']} order disagreement(s) · scored at {elo['basis']}"
         )
+        if elo["note"]:
+            lines.append(f"({elo['note']})")
     lines.append(f"Badge basis: {comp['badge_basis']}")
+    if "certification" in report:
+        lines.append(f"Certification: {report['certification']['statement']}")
+    if report["threshold"] is not None:
+        verdict = "passed" if report["passed"] else "below"
+        lines.append(f"Threshold {report['threshold']:g}: {verdict}")
     lines += [
         "",
         "| dimension | weight | score | grade | 95% CI | static | judge | monte carlo |",
         "|---|---:|---:|:---:|---|---:|---:|---:|",
     ]
-    mc_label = "monte_carlo"
     for name, d in report["dimensions"].items():
         ci = "—" if d["ci_low"] is None else f"[{d['ci_low']:.3f}, {d['ci_high']:.3f}]"
         lay = d["layers"]
-        mc_cell = _fmt(lay[mc_label], 3)
-        if lay[mc_label] is not None:
-            mc_cell += " (simulated)" if _mc_simulated(report) else ""
         lines.append(
             f"| {name} | {d['weight']:.2f} | {_fmt(d['score'], 3)} | "
             f"{d['grade'] or 'unmeasured'} | {ci} | {_fmt(lay['static'], 3)} | "
-            f"{_fmt(lay['judge'], 3)} | {mc_cell} |"
+            f"{_fmt(lay['judge'], 3)} | {_fmt(lay['monte_carlo'], 3)} |"
         )
+    lines += _simulated_section(report)
     lines += ["", "Layers:"]
     lines += [_layer_line(layer) for layer in report["layers"]]
     if report["findings"]:
@@ -274,10 +377,27 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mc_simulated(report: Mapping[str, Any]) -> bool:
-    return any(
-        layer["name"] == "monte_carlo" and layer.get("simulated") for layer in report["layers"]
-    )
+def _simulated_section(report: Mapping[str, Any]) -> list[str]:
+    """The simulated block, apart from the scored table (empty when nothing was simulated)."""
+    sim = report["composite"]["simulated"]
+    if sim is None:
+        return []
+    lines = [
+        "",
+        f"### Simulated — {sim['backend']} (not in the composite, badge, Elo or confidence)",
+        "",
+        f"Simulated composite {_fmt(sim['score'])}/100 ({sim['display_grade'] or '—'})",
+        "",
+        "| dimension | simulated monte carlo | simulated blend |",
+        "|---|---:|---:|",
+    ]
+    for name, d in report["dimensions"].items():
+        if d["simulated"] is not None:
+            lines.append(
+                f"| {name} | {_fmt(d['simulated']['monte_carlo'], 3)} | "
+                f"{_fmt(d['simulated']['score'], 3)} |"
+            )
+    return lines
 
 
 def render_batch_markdown(batch: Mapping[str, Any]) -> str:
@@ -287,15 +407,24 @@ def render_batch_markdown(batch: Mapping[str, Any]) -> str:
         f"# PluginEval — {summary['count']} skill(s), mean composite "
         f"{_fmt(summary['mean_composite'])}",
         "",
-        "| skill | composite | grade | badge | anti-patterns |",
-        "|---|---:|:---:|---|---|",
+        "| skill | composite | grade | badge | anti-patterns | simulated composite |",
+        "|---|---:|:---:|---|---|---:|",
     ]
     for r in batch["skills"]:
         flags = ", ".join(r["layers"][0]["anti_patterns"]) or "—"
+        sim = r["composite"]["simulated"]
+        sim_cell = "—" if sim is None else f"{_fmt(sim['score'])} (simulated)"
         lines.append(
             f"| `{r['skill']['path']}` | {_fmt(r['composite']['score'])} | "
-            f"{r['composite']['display_grade'] or '—'} | {r['composite']['badge']} | {flags} |"
+            f"{r['composite']['display_grade'] or '—'} | {r['composite']['badge']} | {flags} | "
+            f"{sim_cell} |"
         )
+    if summary["simulated"] is not None:
+        lines += [
+            "",
+            f"Simulated mean composite (not certified): "
+            f"{_fmt(summary['simulated']['mean_composite'])}",
+        ]
     if summary["threshold"] is not None:
         lines += [
             "",
@@ -321,11 +450,21 @@ def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         for d in DIMENSIONS
     }
     ca, cb = a["composite"]["score"], b["composite"]["score"]
+    simulated = None
+    sa, sb = a["composite"]["simulated"], b["composite"]["simulated"]
+    if sa is not None or sb is not None:
+        xa = None if sa is None else sa["score"]
+        xb = None if sb is None else sb["score"]
+        simulated = {
+            "label": "simulated",
+            "composite": {"a": xa, "b": xb, "delta": delta(xa, xb, COMPOSITE_DECIMALS)},
+        }
     return {
         "a": a,
         "b": b,
         "composite": {"a": ca, "b": cb, "delta": delta(ca, cb, COMPOSITE_DECIMALS)},
         "dimensions": dims,
+        "simulated": simulated,
     }
 
 
@@ -343,4 +482,13 @@ def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
     c = cmp["composite"]
     cd = "—" if c["delta"] is None else f"{c['delta']:+.2f}"
     lines.append(f"| **composite** | | {_fmt(c['a'])} | {_fmt(c['b'])} | {cd} |")
+    sim = cmp["simulated"]
+    if sim is not None:
+        s = sim["composite"]
+        sd = "—" if s["delta"] is None else f"{s['delta']:+.2f}"
+        lines += [
+            "",
+            f"Simulated composite (not certified): A {_fmt(s['a'])} · B {_fmt(s['b'])} · "
+            f"B − A {sd}",
+        ]
     return "\n".join(lines) + "\n"

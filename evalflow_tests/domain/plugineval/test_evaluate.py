@@ -87,17 +87,78 @@ def test_standard_with_a_judge_blends_and_is_assessed() -> None:
     )
 
 
-def test_deep_uses_the_simulated_router_and_does_not_raise_confidence() -> None:
+def test_deep_simulated_router_is_reported_apart_and_never_scored() -> None:
     ev = run("deep", runs=20)
+    quick = run("quick")
     assert ev.monte_carlo.simulated
     assert ev.monte_carlo.backend == "offline-tfidf-router"
     assert ev.monte_carlo.runs == 20
     assert ev.confidence == "estimated"
+    assert ev.measured_layers == ("static",)
     assert not ev.elo.computed
     assert "no corpus" in ev.elo.reason
-    assert ev.dimensions["robustness"].score is not None
-    assert ev.dimensions["robustness"].ci_low is not None
-    assert run("deep", runs=20).dimensions == ev.dimensions  # deterministic
+    # the composite, dimensions and badge are the measured (static) layer's
+    assert ev.composite == quick.composite
+    assert ev.dimensions == quick.dimensions
+    assert ev.badge == quick.badge
+    # the simulation is blended only into its own view
+    assert ev.simulated is not None
+    assert ev.simulated.backend == "offline-tfidf-router"
+    assert ev.simulated.dimensions["robustness"].score is not None
+    assert ev.simulated.dimensions["robustness"].ci_low is not None
+    assert ev.simulated.composite != ev.composite
+    assert run("deep", runs=20).simulated == ev.simulated  # deterministic
+
+
+def corpus_of(depth: str = "quick"):
+    index = build_index(
+        [
+            make_entry(
+                name=f"c{i}",
+                path=f"c{i}",
+                description="Use when deploying containers.",
+                sha256=f"{i}" * 64,
+                dimensions={"triggering_accuracy": 0.1 * i, "token_efficiency": 0.5},
+                anti_patterns=[],
+                composite_quick=50.0,
+            )
+            for i in range(1, 4)
+        ]
+    )
+    return index.model_copy(update={"depth": depth})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_certified_numbers_are_identical_across_seeds(seed: int) -> None:
+    ref = run("deep", runs=20, seed=0, corpus=corpus_of())
+    ev = run("deep", runs=20, seed=seed, corpus=corpus_of())
+    assert ev.composite == ref.composite == run("quick").composite
+    assert ev.dimensions == ref.dimensions
+    assert ev.badge == ref.badge
+    assert ev.confidence == ref.confidence == "estimated"
+    assert ev.elo.computed
+    assert ev.elo.rating == ref.elo.rating
+    assert (ev.elo.ci_low, ev.elo.ci_high) == (ref.elo.ci_low, ref.elo.ci_high)
+
+
+def test_elo_plays_the_candidate_at_the_corpus_depth() -> None:
+    judged = run("standard", judges=[FixedJudge()], corpus=corpus_of())
+    deep = run("deep", runs=10, judges=[FixedJudge()], corpus=corpus_of())
+    static_only = run("deep", runs=10, corpus=corpus_of())
+    # the judge changes the candidate's blended scores, not the scores Elo plays with
+    assert deep.dimensions != static_only.dimensions
+    assert deep.elo.rating == static_only.elo.rating
+    assert deep.elo.basis == "quick depth (static)"
+    assert deep.elo.kind == "static-score"
+    assert judged.elo is None
+
+
+def test_elo_is_refused_when_the_corpus_has_a_layer_the_candidate_lacks() -> None:
+    ev = run("deep", runs=10, corpus=corpus_of("standard"))
+    assert not ev.elo.computed
+    assert "depth standard" in ev.elo.reason
+    assert "never mixes depths" in ev.elo.reason
+    assert ev.badge == badge(ev.composite.score, None)
 
 
 def test_deep_with_all_errored_backend_is_unmeasured() -> None:
@@ -118,21 +179,7 @@ def test_deep_with_all_errored_backend_is_unmeasured() -> None:
 
 
 def test_deep_with_corpus_computes_elo_and_badge_uses_it() -> None:
-    corpus = build_index(
-        [
-            make_entry(
-                name=f"c{i}",
-                path=f"c{i}",
-                description="Use when deploying containers.",
-                sha256=f"{i}" * 64,
-                dimensions={"triggering_accuracy": 0.1 * i, "token_efficiency": 0.5},
-                anti_patterns=[],
-                composite_quick=50.0,
-            )
-            for i in range(1, 4)
-        ]
-    )
-    ev = run("deep", runs=10, corpus=corpus)
+    ev = run("deep", runs=10, corpus=corpus_of())
     assert ev.elo.computed
     assert ev.elo.opponents == 3
     assert ev.elo.disagreements == 0
