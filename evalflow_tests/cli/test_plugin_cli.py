@@ -163,3 +163,86 @@ def test_json_output_is_deterministic_apart_from_durations() -> None:
     a = invoke("score", GOOD, "--depth", "deep", "--runs", "10", "--json").stdout
     b = invoke("score", GOOD, "--depth", "deep", "--runs", "10", "--json").stdout
     assert strip(a) == strip(b)
+
+
+STUB_MD = "---\nname: stub\ndescription: A tiny stub one\n---\n\n# Stub\n\nDoes things.\n"
+
+
+def stub(tmp_path: Path) -> Path:
+    folder = tmp_path / "stub"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(STUB_MD)
+    return folder
+
+
+def test_below_threshold_prints_one_line_and_json_says_so(tmp_path: Path) -> None:
+    res = invoke("score", stub(tmp_path), "--depth", "quick", "--threshold", "70", "--json")
+    assert res.exit_code == 1
+    assert res.stderr == "composite 36.48 < threshold 70\n"
+    out = json.loads(res.stdout)
+    assert (out["composite"]["score"], out["threshold"], out["passed"]) == (36.48, 70.0, False)
+    assert out["skill"]["line_count"] == STUB_MD.count("\n")
+    ok = json.loads(invoke("score", GOOD, "--depth", "quick", "--threshold", "70", "--json").stdout)
+    assert (ok["threshold"], ok["passed"]) == (70.0, True)
+
+
+def test_deep_offline_leaves_the_composite_at_the_measured_value(tmp_path: Path) -> None:
+    skill = stub(tmp_path)
+    quick = json.loads(invoke("score", skill, "--depth", "quick", "--json").stdout)
+    deep = json.loads(invoke("score", skill, "--depth", "deep", "--runs", "20", "--json").stdout)
+    assert deep["composite"]["score"] == quick["composite"]["score"] == 36.48
+    assert deep["composite"]["badge"] == quick["composite"]["badge"]
+    assert deep["composite"]["simulated"]["label"] == "simulated"
+    assert deep["composite"]["simulated"]["score"] > 50  # the router's 0.8+ triggering
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("corpus")
+    assert invoke("init", DEMO, "--corpus-dir", target).exit_code == 0
+    return target
+
+
+CERTIFIED_KEYS = ("score", "badge", "elo", "grade", "display_grade", "raw", "badge_basis")
+
+
+@pytest.mark.parametrize("seed", range(1, 5))
+def test_certify_offline_is_identical_for_every_seed(corpus: Path, seed: int) -> None:
+    def certify(s: int) -> tuple[dict, str]:
+        res = invoke("certify", GOOD, "--corpus-dir", corpus, "--runs", "20", "--seed", s, "--json")
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout), res.stderr
+
+    ref, stderr = certify(0)
+    out, _ = certify(seed)
+    assert {k: out["composite"][k] for k in CERTIFIED_KEYS} == {
+        k: ref["composite"][k] for k in CERTIFIED_KEYS
+    }
+    assert out["elo"] == ref["elo"]
+    assert out["confidence"] == ref["confidence"] == "estimated"
+    assert {d: v["score"] for d, v in out["dimensions"].items()} == {
+        d: v["score"] for d, v in ref["dimensions"].items()
+    }
+    quick = json.loads(invoke("score", GOOD, "--depth", "quick", "--json").stdout)
+    assert ref["composite"]["score"] == quick["composite"]["score"]
+    assert ref["certification"]["complete"] is False
+    assert stderr == ref["certification"]["statement"] + "\n"
+    assert "cannot certify beyond the measured layers (static)" in stderr
+
+
+def test_batch_json_lines_is_one_report_per_skill() -> None:
+    res = invoke("score", DEMO, "--depth", "quick", "--output", "json-lines", "--threshold", "70")
+    assert res.exit_code == 1
+    lines = res.stdout.splitlines()
+    assert len(lines) == 4
+    objs = [json.loads(line) for line in lines]
+    assert all(isinstance(o["composite"]["score"], float) for o in objs)
+    below = sorted(Path(o["skill"]["path"]).name for o in objs if o["passed"] is False)
+    assert below == ["story-writer", "task-breakdown"]
+    errs = res.stderr.splitlines()
+    assert len(errs) == 2
+    assert all(" < threshold 70" in e and e.split(": ")[1].startswith("composite ") for e in errs)
+
+
+def test_compare_has_no_json_lines() -> None:
+    assert invoke("compare", GOOD, POOR, "--output", "json-lines").exit_code == 2
