@@ -9,6 +9,7 @@ from evalflow.domain.plugineval.corpus import build_index, make_entry
 from evalflow.domain.plugineval.evaluate import EvalOptions, evaluate_skill
 from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeReport, PromptPrediction
 from evalflow.domain.plugineval.montecarlo import Invocation, McPrompt
+from evalflow.domain.plugineval.report import report_dict
 from evalflow_tests.domain.plugineval.skillfactory import files, skill_text
 
 TEXT = skill_text(
@@ -184,3 +185,25 @@ def test_deep_with_corpus_computes_elo_and_badge_uses_it() -> None:
     assert ev.elo.opponents == 3
     assert ev.elo.disagreements == 0
     assert ev.badge == badge(ev.composite.score, ev.elo.rating)
+
+
+def test_a_real_monte_carlo_backend_enters_the_composite() -> None:
+    class Real:
+        name = "real"
+        simulated = False
+
+        def invoke(self, prompt: McPrompt, run_index: int) -> Invocation:
+            return Invocation(prompt.should_trigger, 0.9, False, 400)
+
+    def factory(parsed, static, negatives, runs, seed):
+        return Real(), [McPrompt("p"), McPrompt("n", should_trigger=False)]
+
+    ev = run("deep", runs=10, mc_factory=factory, judges=[FixedJudge()])
+    assert ev.simulated is None
+    assert ev.measured_layers == ("static", "judge", "monte_carlo")
+    assert ev.confidence == "certified"
+    assert ev.dimensions["robustness"].score is not None
+    assert ev.composite != run("standard", judges=[FixedJudge()]).composite
+    cert = report_dict(ev, certify=True)["certification"]
+    assert cert["complete"] is True
+    assert cert["statement"] == "certified on measured static, judge and Monte Carlo layers"
