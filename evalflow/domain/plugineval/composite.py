@@ -198,14 +198,13 @@ def badge(composite: float | None, elo: float | None) -> str:
     return NO_BADGE
 
 
-def confidence_label(layers_with_data: Iterable[str], simulated: Iterable[str] = ()) -> str:
-    """From the layers that produced data (not the requested depth); simulations add nothing.
+def confidence_label(measured_layers: Iterable[str]) -> str:
+    """From the layers that measured data (not the requested depth; a simulation is not one).
 
     `certified` needs a judge and a real Monte Carlo run, `assessed` one of them,
     otherwise `estimated`.
     """
-    real = set(layers_with_data) - set(simulated)
-    stochastic = real & {"judge", "monte_carlo"}
+    stochastic = set(measured_layers) & {"judge", "monte_carlo"}
     if stochastic == {"judge", "monte_carlo"}:
         return "certified"
     if stochastic:
