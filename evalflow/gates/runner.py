@@ -104,20 +104,29 @@ class GateCaches:
 
 def _private_home(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The operator's home directory, hidden from gates (SSH keys, shell files, cloud
-    credentials), and the directories under it that gates need, re-exposed read-only: the
-    interpreter evalflow hands them and the tool directories on PATH. Not hidden when the
-    sandbox itself lives in it."""
+    credentials) unless the sandbox itself lives in it, and what gates need re-exposed
+    read-only: the interpreter evalflow hands them and the tool directories on PATH, when
+    they lie in that home or under the temporary directory (which a gate sees as its own,
+    empty /tmp — a checkout and its .venv under /tmp would otherwise vanish)."""
     home = Path.home().resolve()
-    if home == Path("/") or not home.is_dir() or root.is_relative_to(home):
-        return (), ()
+    hide = home != Path("/") and home.is_dir() and not root.is_relative_to(home)
+    covered = [Path(tempfile.gettempdir()).resolve(), Path("/tmp")]
+    if hide:
+        covered.append(home)
+    executable = Path(sys.executable)
     needed = {
         Path(sys.prefix).resolve(),
         Path(sys.base_prefix).resolve(),
-        Path(sys.executable).resolve().parent,
+        executable.parent.resolve(),
+        executable.resolve().parent,
         *(Path(p).resolve() for p in os.environ.get("PATH", "").split(os.pathsep) if p),
     }
-    exposed = sorted(p for p in needed if p != home and p.is_relative_to(home) and p.is_dir())
-    return (home,), tuple(exposed)
+    exposed = sorted(
+        p
+        for p in needed
+        if p.is_dir() and p not in covered and any(p.is_relative_to(c) for c in covered)
+    )
+    return ((home,) if hide else ()), tuple(exposed)
 
 
 @dataclass(frozen=True)

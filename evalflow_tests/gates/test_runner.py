@@ -584,3 +584,18 @@ def test_operator_home_is_hidden_but_the_interpreter_still_runs(
     assert "PRIVATE-KEY-MATERIAL" not in unit.output_tail
     assert "LS:.ssh" not in unit.output_tail and "LS:." in unit.output_tail
     assert "PY-OK" in unit.output_tail
+
+
+def test_an_interpreter_under_tmp_is_re_exposed_to_gates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout (and its .venv) under /tmp vanishes behind the gate's private /tmp unless
+    # the runner re-exposes it read-only: CI clones into a temporary folder.
+    venv = tmp_path / "checkout" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    monkeypatch.setattr(runner_module.sys, "prefix", str(venv))
+    monkeypatch.setattr(runner_module.sys, "executable", str(venv / "bin" / "python"))
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:/usr/bin")
+    _, exposed = runner_module._private_home(Path("/tmp"))
+    assert venv.resolve() in exposed and (venv / "bin").resolve() in exposed
+    assert Path("/usr/bin") not in exposed
