@@ -81,7 +81,19 @@ class GoldJudge:
                     check_id=check.id,
                     run=request.run,
                     status="MET" if met else "UNMET",
-                    evidence=label.evidence if met else (),
+                    # A judge quotes what it cites (the validator requires it); gold has ranges.
+                    evidence=tuple(
+                        e.model_copy(
+                            update={
+                                "quote": "\n".join(
+                                    request.snapshot.lines(e.path)[e.start_line - 1 : e.end_line]
+                                )
+                            }
+                        )
+                        for e in label.evidence
+                    )
+                    if met
+                    else (),
                     searches=(Search(pattern=check.id, scope="diff surface"),),
                     rationale=label.note,
                     judge_id=self.judge_id,

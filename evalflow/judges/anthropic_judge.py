@@ -209,10 +209,11 @@ class _Submission(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: Literal["MET", "UNMET"]
+    # The order of `SUBMIT_TOOL`'s schema: evidence, searches, rationale, then status.
     evidence: tuple[Evidence, ...]
     searches: tuple[Search, ...]
     rationale: str
+    status: Literal["MET", "UNMET"]
 
 
 @dataclass(frozen=True)

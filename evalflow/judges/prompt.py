@@ -21,7 +21,7 @@ from typing import Any
 
 from evalflow.domain.models import Anchor, BaselineAC, Check, TestLevelPolicy
 
-PROMPT_VERSION = "claude-judge-1"
+PROMPT_VERSION = "claude-judge-2"
 SUBMIT_TOOL_NAME = "submit_verdict"
 
 SYSTEM_PROMPT = """\
@@ -78,6 +78,8 @@ as read_file showed it (without the line-number prefix). Keep the rationale to a
 sentences: what you found, where, and why it does or does not satisfy the check.
 """
 
+# Evidence, searches and rationale come before the status: a model that writes its verdict
+# last has to gather and quote the evidence first instead of justifying a status it chose.
 SUBMIT_TOOL: dict[str, Any] = {
     "name": SUBMIT_TOOL_NAME,
     "description": (
@@ -87,7 +89,6 @@ SUBMIT_TOOL: dict[str, Any] = {
     "input_schema": {
         "type": "object",
         "properties": {
-            "status": {"type": "string", "enum": ["MET", "UNMET"]},
             "evidence": {
                 "type": "array",
                 "description": "file:line ranges that show the behaviour (empty for UNMET)",
@@ -97,7 +98,11 @@ SUBMIT_TOOL: dict[str, Any] = {
                         "path": {"type": "string", "description": "repository-relative path"},
                         "start_line": {"type": "integer"},
                         "end_line": {"type": "integer"},
-                        "quote": {"type": "string", "description": "verbatim code from the range"},
+                        "quote": {
+                            "type": "string",
+                            "description": "verbatim code from the range: at least one whole "
+                            "meaningful line of code (cite a short range)",
+                        },
                     },
                     "required": ["path", "start_line", "end_line", "quote"],
                     "additionalProperties": False,
@@ -118,15 +123,16 @@ SUBMIT_TOOL: dict[str, Any] = {
                 },
             },
             "rationale": {"type": "string"},
+            "status": {"type": "string", "enum": ["MET", "UNMET"]},
         },
-        "required": ["status", "evidence", "searches", "rationale"],
+        "required": ["evidence", "searches", "rationale", "status"],
         "additionalProperties": False,
     },
 }
 
 RETRY_NO_SUBMIT = (
     "Your answer did not call submit_verdict. Finish now: call submit_verdict exactly once "
-    "with status, evidence, searches and rationale."
+    "with evidence, searches, rationale and status."
 )
 
 

@@ -9,8 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from evalflow.calibration_io import DEFAULT_SET, discover_cases, load_gold
+from evalflow.calibration_io import DEFAULT_SET, CalibrationCase, discover_cases, load_gold
 from evalflow.cli.calibrate import calibrate
+from evalflow.domain.models import Evidence
 from evalflow.ledger import read_entries
 
 
@@ -58,6 +59,13 @@ def test_json_output_and_default_ledger(shared_warehouse: Path) -> None:
     assert [e.description for e in read_entries(ledger)][-1] == "judge_calibration:heuristic"
 
 
+def quoted(case: CalibrationCase, evidence: Evidence) -> str:
+    """The cited lines at head (the validator requires a MET's evidence to quote them)."""
+    manifest = yaml.safe_load(case.manifest.read_text())
+    tree = (case.manifest.parent / manifest["source"] / "tree" / evidence.path).resolve()
+    return "\n".join(tree.read_text().splitlines()[evidence.start_line - 1 : evidence.end_line])
+
+
 def test_labels_judge_with_gold_labels_passes(tmp_path: Path) -> None:
     verdicts = []
     for case in discover_cases(DEFAULT_SET):
@@ -66,7 +74,10 @@ def test_labels_judge_with_gold_labels_passes(tmp_path: Path) -> None:
                 {
                     "check_id": check_id,
                     "status": label.verdict,
-                    "evidence": [e.model_dump(exclude_none=True) for e in label.evidence],
+                    "evidence": [
+                        {**e.model_dump(exclude_none=True), "quote": quoted(case, e)}
+                        for e in label.evidence
+                    ],
                     "searches": [{"pattern": check_id, "scope": "diff surface", "hits": 0}],
                 }
             )
