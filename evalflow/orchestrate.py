@@ -15,14 +15,17 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-
-import dagster as dg
+from typing import TYPE_CHECKING
 
 from evalflow import settings
-from evalflow.assets.partitions import evaluations
 from evalflow.errors import InputError
-from evalflow.registry import register_manifest, registered_keys
 from evalflow.storage.catalog import refresh_catalog
+
+# Dagster and the manifest registry are imported where a function first needs them:
+# `evalflow query`/`leaderboard` import this module (through cli/runs.py) and must not pay
+# seconds for what they never use.
+if TYPE_CHECKING:
+    import dagster as dg
 
 EXECUTORS = ("in_process", "multiprocess")
 _EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
@@ -40,10 +43,11 @@ class Outcome:
 
 
 def instance(warehouse_root: str) -> dg.DagsterInstance:
+    import dagster as dg
+
+    home = settings.dagster_home(warehouse_root)
     if os.environ.get("DAGSTER_HOME"):
         return dg.DagsterInstance.get()
-    home = settings.warehouse(warehouse_root).workdir / "dagster_home"
-    home.mkdir(parents=True, exist_ok=True)
     return dg.DagsterInstance.local_temp(tempdir=str(home))
 
 
@@ -67,6 +71,8 @@ def rank_runs_job() -> dg.JobDefinition:
 
 def register(warehouse_root: str, manifests: Iterable[Path]) -> list[str]:
     """Record each manifest in the registry and add its partition to the instance."""
+    from evalflow.registry import register_manifest
+
     warehouse = settings.warehouse(warehouse_root)
     keys = [register_manifest(warehouse, path) for path in manifests]
     _ensure_partitions(instance(warehouse_root), keys)
@@ -74,6 +80,8 @@ def register(warehouse_root: str, manifests: Iterable[Path]) -> list[str]:
 
 
 def _ensure_partitions(inst: dg.DagsterInstance, keys: list[str]) -> None:
+    from evalflow.assets.partitions import evaluations
+
     existing = set(inst.get_dynamic_partitions(evaluations.name))
     new = [k for k in dict.fromkeys(keys) if k not in existing]
     if new:
@@ -140,6 +148,8 @@ def run_partition(
     gates: GateChoice = GateChoice(),
 ) -> Outcome:
     """Materialise every per-run asset of one partition in its own Dagster run."""
+    import dagster as dg
+
     start = time.perf_counter()
     job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
     with dg.execute_job(
@@ -154,6 +164,8 @@ def run_partition(
 
 
 def rank(warehouse_root: str) -> Outcome:
+    import dagster as dg
+
     start = time.perf_counter()
     with dg.execute_job(
         dg.reconstructable(rank_runs_job),
@@ -173,6 +185,8 @@ def rank(warehouse_root: str) -> Outcome:
 
 def resolve_partitions(warehouse_root: str, partitions: list[str] | None) -> list[str]:
     """The requested partition keys (default: every registered one), all known."""
+    from evalflow.registry import registered_keys
+
     known = registered_keys(settings.warehouse(warehouse_root))
     wanted = partitions or known
     unknown = [p for p in wanted if p not in known]

@@ -1,9 +1,10 @@
-"""Operator settings: where the warehouse and benchmarks live and which judge scores.
+"""Operator settings: where the warehouse, benchmarks and Dagster instance live, which judge scores.
 
 Read at run time (never at import) from the environment, with documented defaults:
 `EVALFLOW_WAREHOUSE` (default `data/warehouse`; a path or a URI such as `s3://bucket/prefix`),
 `EVALFLOW_WORKDIR` (local artifacts of a URI warehouse), `EVALFLOW_BENCHMARKS` (default
-`data/benchmarks`), `EVALFLOW_JUDGE` (default `heuristic`).
+`data/benchmarks`), `EVALFLOW_JUDGE` (default `heuristic`), `DAGSTER_HOME` (default
+`<workdir>/dagster_home`). Light on purpose: the fast CLI commands import it, so no Dagster.
 """
 
 from __future__ import annotations
@@ -11,11 +12,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evalflow.errors import InputError
 from evalflow.storage.warehouse import Warehouse
 
 DEFAULT_WAREHOUSE = "data/warehouse"
 DEFAULT_BENCHMARKS = "data/benchmarks"
 DEFAULT_JUDGE = "heuristic"
+DAGSTER_YAML = "dagster.yaml"
+# Written into a Dagster home that has no instance file: without one Dagster warns "No dagster
+# instance configuration file" on every instance load (3–6 times per command) and prints its
+# telemetry banner on first use. Storage stays Dagster's default: everything under the home.
+DAGSTER_YAML_TEXT = """\
+# Written by evalflow: Dagster's default storage under this directory, telemetry off.
+telemetry:
+  enabled: false
+"""
 
 
 def warehouse_root() -> str:
@@ -26,8 +37,43 @@ def warehouse(root: str | None = None) -> Warehouse:
     """The warehouse; a URI root gets `EVALFLOW_WORKDIR` as its local work directory."""
     value = root or warehouse_root()
     if "://" not in value:
-        return Warehouse(str(Path(value).resolve()))
+        path = Path(value).resolve()
+        if path.exists() and not path.is_dir():
+            raise InputError(
+                "the warehouse is not a directory",
+                where=str(path),
+                fix="pass --warehouse (or set EVALFLOW_WAREHOUSE to) a directory",
+            )
+        return Warehouse(str(path))
     return Warehouse(value, os.environ.get("EVALFLOW_WORKDIR", ""))
+
+
+def dagster_home(warehouse_root: str | None = None) -> Path:
+    """The Dagster instance directory, with a `dagster.yaml` in it.
+
+    `$DAGSTER_HOME` when set (shared with `dagster dev`; it must exist, as Dagster requires),
+    else `<workdir>/dagster_home`, created. An existing `dagster.yaml` is left as it is.
+    """
+    configured = os.environ.get("DAGSTER_HOME")
+    if configured:
+        home = Path(configured)
+        if not home.is_absolute() or not home.is_dir():
+            raise InputError(
+                "DAGSTER_HOME is not an existing directory given as an absolute path",
+                where=f"DAGSTER_HOME={configured}",
+                fix=f"mkdir -p {home.resolve()} and set DAGSTER_HOME={home.resolve()}, "
+                "or unset DAGSTER_HOME to use <warehouse>/dagster_home",
+            )
+    else:
+        home = warehouse(warehouse_root).workdir / "dagster_home"
+        home.mkdir(parents=True, exist_ok=True)
+    config = home / DAGSTER_YAML
+    if not config.exists():
+        # Atomic: parallel workers may load the instance while another one writes the file.
+        partial = home / f".{DAGSTER_YAML}.{os.getpid()}"
+        partial.write_text(DAGSTER_YAML_TEXT, encoding="utf-8")
+        partial.replace(config)
+    return home
 
 
 def benchmarks_root() -> Path:

@@ -1,7 +1,8 @@
-"""The `evalflow` command: one click group, one module per command family.
+"""The `evalflow` command: one click group whose commands load on first use.
 
-Every command reports failures as one line (what, where, how to fix) on stderr with the exit
-codes of `evalflow.errors`; set EVALFLOW_DEBUG=1 to see a traceback instead.
+Owns the command registry (name → module, one-line summary) and the entry point. Every command
+reports failures as one line (what, where, how to fix) on stderr with the exit codes of
+`evalflow.errors`; set EVALFLOW_DEBUG=1 to see a traceback instead.
 """
 
 from __future__ import annotations
@@ -37,6 +38,36 @@ COMMANDS = {
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
 }
 
+# The first sentence of each command's help, so `evalflow --help` lists the commands without
+# importing them (importing all of them cost seconds: Dagster, pandas, DuckDB). A command
+# missing here is imported to be listed; evalflow_tests/cli/test_cli_light.py checks that each
+# summary matches its command's own help.
+SUMMARIES = {
+    "register": "Register run manifests as `evaluations` partitions "
+    "(key <benchmark>.<framework>.<run>).",
+    "materialize": "Evaluate registered runs through Dagster, then rank them and refresh the "
+    "DuckDB catalog.",
+    "score": "Score one framework run: print its roll-up and write its Markdown report.",
+    "demo": "Score the bundled offline demo (three runs of one PRD) and print the leaderboard.",
+    "query": "Run SQL against the warehouse's DuckDB views (pretty table by default).",
+    "leaderboard": "Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, "
+    "cost.",
+    "rag-eval": "Gate a retriever on the deterministic synthetic corpus (SPEC §4).",
+    "rubric": "River Review rubric files (docs/eval/rubric.yaml).",
+    "ledger": "The evaluation ledger: one River Review entry per evaluation, keyed "
+    "`<kind>:<name>`.",
+    "review-eval": "Score a reviewer on River Review fixtures and append the result to the ledger.",
+    "plugin": "PluginEval: score Claude Code skills and plugins (static, judge, Monte Carlo, Elo).",
+    "baseline": "Validate, render and freeze a benchmark's AC baseline (`_ac-baseline.yaml`).",
+    "init": "Import a framework run's PRD, draft its baseline and write its run manifest.",
+    "labels": "Labels files for the labels judge (human or external verdicts).",
+    "schemas": "Generated files: schemas/*.schema.json and docs/tables.md.",
+    "calibrate": "Calibrate a judge on the gold-labelled calibration set (k = 3, majority per "
+    "check).",
+    "probe": "Help writing the probes of a baseline's checks.",
+    "side-metrics": "Adjudication of the side metrics E and S.",
+}
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -47,6 +78,22 @@ class LazyGroup(click.Group):
             module, attribute = COMMANDS[cmd_name].split(":")
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, cmd_name)
+
+    def _listed(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """What the help listing needs of a command: a stand-in carrying its summary."""
+        if cmd_name in SUMMARIES:
+            return click.Command(cmd_name, help=SUMMARIES[cmd_name])
+        return self.get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click.Group.format_commands with `_listed` in place of `get_command`.
+        listed = [(name, self._listed(ctx, name)) for name in self.list_commands(ctx)]
+        commands = [(name, cmd) for name, cmd in listed if cmd is not None and not cmd.hidden]
+        if not commands:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in commands])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,5 +1,7 @@
 """Terminal output shared by the commands: tables (rich), JSON and CSV, progress on stderr.
 
+Tables fit the terminal by wrapping; off a terminal they keep their natural width.
+
 Numbers in tables and Markdown are printed with the one rounding rule of every surface,
 half up from the exact value (`evalflow.domain.rollup.format_half_up`): a stored 5/8 prints
 0.63 here as in the report, never `f"{0.625:.2f}"`'s half-even 0.62. JSON and CSV carry the
@@ -58,15 +60,27 @@ def _cell(value: Any) -> str:
 
 
 def emit_table(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    title: str | None = None,
+    console: Console | None = None,
 ) -> None:
+    """A table that fits a terminal by wrapping cells (headers too), never by eliding them.
+
+    Off a terminal (a pipe, a file, a CI log) there is no width to fit, so the table is printed
+    at its natural width: rich would otherwise squeeze it to an assumed 80 columns and cut
+    every header to "benc…". `--csv`/`--json` are the formats meant for pipes.
+    """
     table = Table(title=title, show_lines=False, header_style="bold")
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*(_cell(v) for v in row))
-    console = Console()
-    Console(width=console.width if console.is_terminal else 200).print(table)
+    console = console or Console()
+    if not console.is_terminal:
+        natural = console.measure(table, options=console.options.update_width(10**6)).maximum
+        console = Console(file=console.file, width=max(natural, console.width))
+    console.print(table)
 
 
 def emit_markdown(
