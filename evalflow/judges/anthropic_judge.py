@@ -49,7 +49,6 @@ judge logs a warning and tells the model to score borderline checks UNMET. The m
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -73,6 +72,7 @@ from evalflow.judges.cost import (
     BudgetExceededError,
     PriceTable,
     UsageRecord,
+    input_token_bound,
     load_prices,
 )
 from evalflow.judges.family import bare_model, same_family
@@ -145,9 +145,6 @@ class ClaudeSettings(BaseModel):
         default=None, description="None: decided by the model (see forced_tool_choice_supported)"
     )
     strict_tools: bool = True
-    chars_per_token: float = Field(
-        default=2.5, gt=0, description="budget estimate of input tokens (conservative)"
-    )
     batch: bool = False
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_max_wait_s: float = Field(default=24 * 3600.0, gt=0)
@@ -483,13 +480,7 @@ class ClaudeClient:
                 return hit
         if prefetch:
             raise PendingCallError(key, params, site)
-        estimate = self.prices.worst_case_usd(
-            self.settings.model,
-            input_chars=len(json.dumps(params, ensure_ascii=False)),
-            max_tokens=int(params.get("max_tokens", self.settings.max_tokens)),
-            chars_per_token=self.settings.chars_per_token,
-            batch=False,
-        )
+        estimate = self.worst_case_usd(params, batch=False)
         self.breaker.check()
         reserved = self.budget.reserve(estimate)
         try:
@@ -509,6 +500,15 @@ class ClaudeClient:
             self.cache.put(key, response)
         self.record_usage(record)
         return response
+
+    def worst_case_usd(self, params: dict[str, Any], *, batch: bool) -> float:
+        """What `params` can cost at most (the budget reserves it before sending)."""
+        return self.prices.worst_case_usd(
+            self.settings.model,
+            input_tokens=input_token_bound(params),
+            max_tokens=int(params.get("max_tokens", self.settings.max_tokens)),
+            batch=batch,
+        )
 
     def usage_from_response(
         self,

@@ -19,7 +19,6 @@ Batch mode needs the response cache (`cache_dir`); without one it is skipped wit
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -67,13 +66,7 @@ def _run_round(judge: ClaudeJudge, calls: list[PendingCallError], number: int) -
     reservations: dict[str, float] = {}
     requests: list[dict[str, Any]] = []
     for call in calls:
-        estimate = judge.prices.worst_case_usd(
-            judge.settings.model,
-            input_chars=len(json.dumps(call.params, ensure_ascii=False)),
-            max_tokens=judge.settings.max_tokens,
-            chars_per_token=judge.settings.chars_per_token,
-            batch=True,
-        )
+        estimate = judge.transport.worst_case_usd(call.params, batch=True)
         try:
             reservations[call.key] = judge.budget.reserve(estimate)
         except BudgetExceededError:

@@ -6,21 +6,31 @@
 - `UsageRecord`: one row per model call (or per response served from evalflow's response
   cache, which costs 0 USD); `usage_frame` turns records into the `judge_usage` table and
   `usage_totals` sums them per scoring run.
-- `Budget`: one spending limit shared by every thread of a judge. Before each API call the
-  judge reserves a conservative estimate (every input token priced as a cache write, the whole
-  `max_tokens` priced as output); when spent + reserved + estimate would pass the limit the
-  call is refused, the budget stops, and that check and every later one is answered UNSCORED
-  with reason "budget stop". A call is never sent unless its worst case fits.
+- `Budget`: one spending limit for one framework run, shared by every judge of it (scoring
+  runs, side-metric judging, PluginEval) and every thread; with a `ledger` file also by every
+  process of the run. Before each API call the judge reserves the call's worst case
+  (`input_token_bound` input tokens priced as cache writes, the whole `max_tokens` as output);
+  the reservation is replaced by the real price when the call finishes, or dropped when it
+  fails. A call whose worst case fits beside what is spent and what is in flight is sent; one
+  that would fit once the calls in flight have settled waits for them; one that cannot fit
+  even then is refused (`BudgetExceededError`: that check is UNSCORED, "budget stop"). The
+  stop is not sticky: a later, smaller call may still fit. Spent never passes the limit.
 """
 
 from __future__ import annotations
 
-import math
+import fcntl
+import json
 import os
 import re
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -33,6 +43,10 @@ PRICES_ENV = "EVALFLOW_PRICES"
 BUDGET_STOP = "budget stop"
 _DATED = re.compile(r"-\d{8}$")
 _MTOK = 1_000_000
+# The tool-use system prompt the API adds (a few hundred tokens, per Anthropic's docs).
+_API_PREAMBLE_TOKENS = 1024
+# Float sums of many small prices drift by ~1e-16; a nano-dollar of slack keeps an exact fit.
+_SLACK_USD = 1e-9
 
 
 class ModelPrice(BaseModel):
@@ -84,13 +98,25 @@ class PriceTable(BaseModel):
         return total * (1 - self.batch_discount) if batch else total
 
     def worst_case_usd(
-        self, model: str, *, input_chars: int, max_tokens: int, chars_per_token: float, batch: bool
+        self, model: str, *, input_tokens: int, max_tokens: int, batch: bool
     ) -> float:
         """An upper estimate of one call: all input written to the cache, all output used."""
         row = self.price(model)
-        tokens = math.ceil(input_chars / chars_per_token)
-        total = (tokens * max(row.input, row.cache_write) + max_tokens * row.output) / _MTOK
+        total = (input_tokens * max(row.input, row.cache_write) + max_tokens * row.output) / _MTOK
         return total * (1 - self.batch_discount) if batch else total
+
+
+def input_token_bound(request: dict[str, Any] | str) -> int:
+    """An upper bound of a request's input tokens, whatever the model's tokenizer.
+
+    Byte-level BPE tokenizers (every current model family) never put less than one byte of
+    UTF-8 in a token, so the UTF-8 size of the request's JSON bounds its tokens — also for
+    CJK text (3 bytes a character), which a characters-per-token ratio undercounts. The JSON
+    framing (keys, quotes, cache markers) is not tokenized and more than covers the
+    API's own tool-use preamble, which `_API_PREAMBLE_TOKENS` adds for very small requests.
+    """
+    text = request if isinstance(request, str) else json.dumps(request, ensure_ascii=False)
+    return len(text.encode("utf-8")) + _API_PREAMBLE_TOKENS
 
 
 def load_prices(path: Path | None = None) -> PriceTable:
@@ -176,47 +202,130 @@ class BudgetExceededError(Exception):
     """The next call could pass the spending limit; the judge answers UNSCORED instead."""
 
 
-class Budget:
-    """A spending limit shared by every thread of one judge (see the module docstring)."""
+@dataclass
+class _Ledger:
+    """What a budget knows beyond this process: dollars spent, and dollars in flight per
+    process id (a process that died is dropped: its reservations can never settle)."""
 
-    def __init__(self, limit_usd: float | None = None) -> None:
+    spent: float = 0.0
+    in_flight: dict[int, float] = field(default_factory=dict)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Budget:
+    """A spending limit shared by every judge, thread and process of one framework run (see
+    the module docstring). `ledger` (a JSON file, locked while read and written) is where the
+    processes of one run meet; without it the budget lives in this object only. A call that
+    waits for others to settle gives up after `wait_s` seconds (then: budget stop)."""
+
+    def __init__(
+        self, limit_usd: float | None = None, *, ledger: Path | None = None, wait_s: float = 900.0
+    ) -> None:
         if limit_usd is not None and limit_usd < 0:
             raise InputError(f"the cost limit must be >= 0, got {limit_usd}")
         self.limit_usd = limit_usd
-        self._lock = threading.Lock()
-        self._spent = 0.0
-        self._reserved = 0.0
-        self._stopped = False
+        self.ledger = ledger
+        self.wait_s = wait_s
+        self._cond = threading.Condition()
+        self._memory = _Ledger()
+        self._held: dict[int, float] = {}  # thread id -> dollars it has in flight
+
+    @contextmanager
+    def _state(self) -> Iterator[_Ledger]:
+        """The shared ledger, locked and written back (callers hold `_cond`)."""
+        if self.ledger is None:
+            yield self._memory
+            return
+        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.ledger.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                raw = json.loads(self.ledger.read_text()) if self.ledger.exists() else {}
+                state = _Ledger(
+                    float(raw.get("spent", 0.0)),
+                    {int(pid): float(usd) for pid, usd in raw.get("in_flight", {}).items()},
+                )
+                state.in_flight = {
+                    pid: usd
+                    for pid, usd in state.in_flight.items()
+                    if pid == os.getpid() or _alive(pid)
+                }
+                yield state
+                tmp = self.ledger.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"spent": state.spent, "in_flight": state.in_flight}))
+                tmp.replace(self.ledger)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _publish(self, state: _Ledger) -> None:
+        mine = sum(self._held.values())
+        if mine > 0:
+            state.in_flight[os.getpid()] = mine
+        else:
+            state.in_flight.pop(os.getpid(), None)
 
     @property
     def spent(self) -> float:
-        with self._lock:
-            return self._spent
-
-    @property
-    def stopped(self) -> bool:
-        with self._lock:
-            return self._stopped
+        with self._cond, self._state() as state:
+            return state.spent
 
     def reserve(self, estimate_usd: float) -> float:
-        """Hold `estimate_usd` for one call, or stop the budget and raise."""
-        with self._lock:
-            if self._stopped:
-                raise BudgetExceededError(BUDGET_STOP)
-            if (
-                self.limit_usd is not None
-                and self._spent + self._reserved + estimate_usd > self.limit_usd
-            ):
-                self._stopped = True
-                raise BudgetExceededError(BUDGET_STOP)
-            self._reserved += estimate_usd
-            return estimate_usd
+        """Hold `estimate_usd` for one call (waiting for calls in flight when only they stand
+        in the way), or raise BudgetExceededError when it cannot fit."""
+        me = threading.get_ident()
+        deadline = time.monotonic() + self.wait_s
+        with self._cond:
+            while True:
+                with self._state() as state:
+                    in_flight = sum(state.in_flight.values()) - state.in_flight.get(
+                        os.getpid(), 0.0
+                    )
+                    in_flight += sum(self._held.values())
+                    limit = self.limit_usd
+                    if (
+                        limit is None
+                        or state.spent + in_flight + estimate_usd <= limit + _SLACK_USD
+                    ):
+                        self._held[me] = self._held.get(me, 0.0) + estimate_usd
+                        self._publish(state)
+                        return estimate_usd
+                    # Waiting helps only if someone else's call is in flight: a thread never
+                    # waits for its own reservations (a batch reserves many before sending).
+                    others = in_flight - self._held.get(me, 0.0)
+                    if (
+                        state.spent + estimate_usd > limit + _SLACK_USD
+                        or others <= _SLACK_USD
+                        or time.monotonic() >= deadline
+                    ):
+                        raise BudgetExceededError(BUDGET_STOP)
+                # Settles in this process notify; another process's are seen by polling.
+                self._cond.wait(timeout=0.05)
 
     def settle(self, reserved_usd: float, actual_usd: float) -> None:
         """Replace a reservation by what the call really cost."""
-        with self._lock:
-            self._reserved = max(0.0, self._reserved - reserved_usd)
-            self._spent += actual_usd
+        me = threading.get_ident()
+        with self._cond:
+            with self._state() as state:
+                left = reserved_usd
+                # The reserving thread normally settles; otherwise take it from any holder.
+                for holder in [me, *self._held]:
+                    take = min(left, self._held.get(holder, 0.0))
+                    self._held[holder] = self._held.get(holder, 0.0) - take
+                    left -= take
+                    if self._held[holder] <= _SLACK_USD:
+                        del self._held[holder]
+                state.spent += actual_usd
+                self._publish(state)
+            self._cond.notify_all()
 
     def release(self, reserved_usd: float) -> None:
         """Drop a reservation whose call was never answered (no charge)."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from evalflow.judges.cost import (
     ModelPrice,
     PriceTable,
     UsageRecord,
+    input_token_bound,
     load_prices,
     usage_frame,
     usage_totals,
@@ -45,10 +48,21 @@ def test_usd_by_hand() -> None:
 
 
 def test_worst_case_prices_every_input_token_as_a_cache_write() -> None:
-    estimate = TABLE.worst_case_usd(
-        "m", input_chars=1000, max_tokens=100, chars_per_token=2.5, batch=False
-    )
+    estimate = TABLE.worst_case_usd("m", input_tokens=400, max_tokens=100, batch=False)
     assert estimate == pytest.approx((400 * 3.75 + 100 * 15) / 1e6)
+    assert TABLE.worst_case_usd("m", input_tokens=400, max_tokens=100, batch=True) == (
+        pytest.approx(estimate / 2)
+    )
+
+
+def test_token_bound_holds_for_cjk_text_whatever_the_tokenizer() -> None:
+    text = "支払いが成功したら領収書をメールで送信する。" * 50
+    bound = input_token_bound(text)
+    # A byte-level tokenizer yields at most one token per UTF-8 byte (3 per CJK character);
+    # published tokenizers give about one token per CJK character, the old 2.5 chars/token
+    # estimate only 0.4.
+    assert bound >= len(text.encode("utf-8")) >= 3 * len(text)
+    assert bound >= len("plain ascii") and input_token_bound({"k": "é"}) >= len('{"k": "é"}')
 
 
 def test_unknown_model_is_an_input_error() -> None:
@@ -95,21 +109,82 @@ def test_usage_frame_and_totals() -> None:
     assert totals.loc[1, "usd"] == pytest.approx(0.75) and totals.loc[2, "input_tokens"] == 10
 
 
-def test_budget_reserves_settles_and_stops_for_good() -> None:
+def test_budget_refuses_what_cannot_fit_but_the_stop_is_not_sticky() -> None:
     budget = Budget(1.0)
     held = budget.reserve(0.6)
     budget.settle(held, 0.2)
     assert budget.spent == pytest.approx(0.2)
     with pytest.raises(BudgetExceededError):
         budget.reserve(0.9)
-    assert budget.stopped
+    budget.release(budget.reserve(0.7))  # a smaller call after the refusal still fits
+    budget.settle(budget.reserve(0.8), 0.8)
+    assert budget.spent == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
         budget.reserve(0.01)
+    assert budget.reserve(0.0) == 0.0
     unlimited = Budget(None)
     unlimited.settle(unlimited.reserve(1e9), 5.0)
     assert unlimited.spent == 5.0
     with pytest.raises(InputError):
         Budget(-1)
+
+
+def test_a_call_waits_for_calls_in_flight_instead_of_stopping() -> None:
+    budget = Budget(1.0)
+    held = budget.reserve(0.7)  # another thread's call in flight, worst case 0.7
+    granted: list[float] = []
+    waiter = threading.Thread(target=lambda: granted.append(budget.reserve(0.5)))
+    waiter.start()
+    waiter.join(timeout=0.3)
+    assert waiter.is_alive() and not granted  # 0.7 + 0.5 > 1: it waits, not refused
+    budget.settle(held, 0.1)  # the call cost far less than its worst case
+    waiter.join(timeout=5)
+    assert granted == [0.5] and budget.spent == pytest.approx(0.1)
+    # A thread never waits for its own reservations (a batch reserves several first).
+    mine = Budget(1.0)
+    mine.reserve(0.7)
+    with pytest.raises(BudgetExceededError):
+        mine.reserve(0.5)
+
+
+def test_budget_gives_up_waiting_after_wait_s() -> None:
+    budget = Budget(1.0, wait_s=0.1)
+    blocker = threading.Thread(target=lambda: budget.reserve(0.9))
+    blocker.start()
+    blocker.join()
+    with pytest.raises(BudgetExceededError):
+        budget.reserve(0.5)
+
+
+def _spend_in_child(ledger: str, results: Any) -> None:
+    budget = Budget(1.0, ledger=Path(ledger))
+    spent = 0.0
+    for _ in range(40):
+        try:
+            held = budget.reserve(0.05)
+        except BudgetExceededError:
+            break
+        budget.settle(held, 0.05)
+        spent += 0.05
+    results.put(spent)
+
+
+def test_a_ledger_shares_one_budget_between_processes(tmp_path: Path) -> None:
+    ledger = tmp_path / "budget.json"
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    children = [
+        context.Process(target=_spend_in_child, args=(str(ledger), results)) for _ in range(3)
+    ]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout=60)
+    total = sum(results.get(timeout=5) for _ in children)
+    assert total == pytest.approx(1.0) and Budget(1.0, ledger=ledger).spent == pytest.approx(1.0)
+    again = Budget(1.0, ledger=ledger)  # a retried step of the same run sees what was spent
+    with pytest.raises(BudgetExceededError):
+        again.reserve(0.05)
 
 
 def test_budget_is_safe_across_threads() -> None:
