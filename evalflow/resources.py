@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from evalflow import settings
 from evalflow.errors import InputError
@@ -25,10 +27,15 @@ class EvalflowResource(dg.ConfigurableResource):
     rerun_gates: bool = False  # ignore the gate-result cache (--rerun-gates)
     require_isolation: bool = False  # a missing sandbox feature fails the run (--require-isolation)
     # The judge's spend limit for one framework run (--max-cost; unset ⇒ $EVALFLOW_MAX_COST_USD,
-    # unset too ⇒ no limit), split evenly over its k scoring runs: each is its own asset,
-    # possibly in its own process. 0 means spend nothing.
+    # unset too ⇒ no limit), one budget shared by its k scoring runs and PluginEval (see
+    # `budget_for`). 0 means spend nothing.
     max_cost_usd: float | None = None
     labels: str = ""  # the labels judge's file; empty ⇒ $EVALFLOW_LABELS
+    _budgets: dict[str, Budget] = PrivateAttr(default_factory=dict)
+    _run_id: str | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._run_id = context.run.run_id if context.run is not None else None
 
     def get_warehouse(self) -> Warehouse:
         return settings.warehouse(self.warehouse or None)
@@ -47,13 +54,33 @@ class EvalflowResource(dg.ConfigurableResource):
                 f"EVALFLOW_MAX_COST_USD={value!r} is not a number", fix="e.g. 5 (dollars)"
             ) from exc
 
-    def get_judge(self, manifest_judge: str | None, *, share: int = 1) -> Judge:
-        """The judge, with its response cache under the warehouse; `share` splits the cost
-        limit between the scoring runs that each build their own judge."""
+    def budget_for(self, run_key: str | None) -> Budget | None:
+        """The one budget of framework run `run_key` (None without a cost limit).
+
+        Every judge of the run draws on it: the k scoring runs, side-metric judging and
+        PluginEval. They are separate assets, possibly in separate processes (multiprocess
+        executor, step retries), so inside a Dagster run the budget keeps its ledger under the
+        warehouse, `budgets/<Dagster run id>/<run key digest>.json`; a new Dagster run (a new
+        `evalflow run`) starts a new budget. Outside Dagster it lives in this resource."""
+        limit = self.cost_limit()
+        if limit is None:
+            return None
+        key = run_key or ""
+        if key not in self._budgets:
+            ledger = None
+            if run_key and self._run_id:
+                digest = hashlib.sha256(run_key.encode()).hexdigest()[:16]
+                ledger = self.get_warehouse().workdir / "budgets" / self._run_id / f"{digest}.json"
+            self._budgets[key] = Budget(limit, ledger=ledger)
+        return self._budgets[key]
+
+    def get_judge(self, manifest_judge: str | None, *, run_key: str | None = None) -> Judge:
+        """The judge, with its response cache under the warehouse and the budget of framework
+        run `run_key` (`budget_for`)."""
         warehouse = self.get_warehouse()
         return make_judge(
             self.judge_name(manifest_judge),
             cache_dir=warehouse.workdir / "cache",
             labels_path=Path(self.labels) if self.labels else None,
-            budget=Budget(limit / share) if (limit := self.cost_limit()) is not None else None,
+            budget=self.budget_for(run_key),
         )

@@ -46,21 +46,23 @@ def _layer(report: dict, name: str) -> dict:
 OFFLINE = EvalOptions(depth=DEPTH, seed=SEED)
 
 
-def plugin_options(evalflow: EvalflowResource, manifest_judge: str | None) -> EvalOptions:
+def plugin_options(
+    evalflow: EvalflowResource, manifest_judge: str | None, run_key: str | None = None
+) -> EvalOptions:
     """Offline (static + simulated Monte Carlo) unless the run is judged by Claude: then the
-    judge layer and the Monte Carlo layer use Claude too, sharing the run's cache and budget."""
+    judge layer and the Monte Carlo layer use Claude too, sharing the run's cache and the
+    framework run's one budget with its scoring runs (`EvalflowResource.budget_for`)."""
     if evalflow.judge_name(manifest_judge) not in ("anthropic", "hybrid"):
         return OFFLINE
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_mc import ClaudeMcFactory
     from evalflow.judges.claude_plugin import make_plugin_judges
-    from evalflow.judges.cost import Budget
     from evalflow.judges.registry import require_api_key
 
     require_api_key("anthropic")
     warehouse = evalflow.get_warehouse()
     cache_dir = warehouse.workdir / "cache"
-    budget = Budget(evalflow.cost_limit())
+    budget = evalflow.budget_for(run_key)
     claude = ClaudeSettings.from_env()
     judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
     mc = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
@@ -154,7 +156,7 @@ def plugineval(
     """Score the framework's own skills/plugins (PluginEval: static, judge, Monte Carlo)."""
     loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
     skills = loaded.manifest.skills_dir
-    options = plugin_options(evalflow, loaded.manifest.judge)
+    options = plugin_options(evalflow, loaded.manifest.judge, context.partition_key)
     tables = plugin_tables(loaded.resolve(skills) if skills else None, options)
     composite = tables[3]
     root = evalflow.get_warehouse().workdir

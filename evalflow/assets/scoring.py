@@ -29,7 +29,7 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
     ) -> pd.DataFrame:
         prepared = prepare(context, evalflow)
-        judge = evalflow.get_judge(prepared.manifest.judge, share=K_RUNS)
+        judge = evalflow.get_judge(prepared.manifest.judge, run_key=prepared.run_key)
         verdicts = score_run(prepared, judge, run, open_snapshot(prepared))
         frame = stamp(verdicts_frame(prepared.run_key, verdicts, judge.drain_usage()), run_manifest)
         counts = frame["status"].value_counts().to_dict()

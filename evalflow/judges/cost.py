@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -204,11 +205,11 @@ class BudgetExceededError(Exception):
 
 @dataclass
 class _Ledger:
-    """What a budget knows beyond this process: dollars spent, and dollars in flight per
-    process id (a process that died is dropped: its reservations can never settle)."""
+    """What a budget knows beyond this object: dollars spent, and dollars in flight per
+    holder `<pid>:<budget id>` (a process that died is dropped: it can never settle)."""
 
     spent: float = 0.0
-    in_flight: dict[int, float] = field(default_factory=dict)
+    in_flight: dict[str, float] = field(default_factory=dict)
 
 
 def _alive(pid: int) -> bool:
@@ -238,6 +239,7 @@ class Budget:
         self._cond = threading.Condition()
         self._memory = _Ledger()
         self._held: dict[int, float] = {}  # thread id -> dollars it has in flight
+        self._owner = f"{os.getpid()}:{uuid.uuid4().hex}"
 
     @contextmanager
     def _state(self) -> Iterator[_Ledger]:
@@ -252,13 +254,12 @@ class Budget:
                 raw = json.loads(self.ledger.read_text()) if self.ledger.exists() else {}
                 state = _Ledger(
                     float(raw.get("spent", 0.0)),
-                    {int(pid): float(usd) for pid, usd in raw.get("in_flight", {}).items()},
+                    {
+                        owner: float(usd)
+                        for owner, usd in raw.get("in_flight", {}).items()
+                        if _alive(int(owner.split(":")[0]))
+                    },
                 )
-                state.in_flight = {
-                    pid: usd
-                    for pid, usd in state.in_flight.items()
-                    if pid == os.getpid() or _alive(pid)
-                }
                 yield state
                 tmp = self.ledger.with_suffix(".tmp")
                 tmp.write_text(json.dumps({"spent": state.spent, "in_flight": state.in_flight}))
@@ -269,9 +270,9 @@ class Budget:
     def _publish(self, state: _Ledger) -> None:
         mine = sum(self._held.values())
         if mine > 0:
-            state.in_flight[os.getpid()] = mine
+            state.in_flight[self._owner] = mine
         else:
-            state.in_flight.pop(os.getpid(), None)
+            state.in_flight.pop(self._owner, None)
 
     @property
     def spent(self) -> float:
@@ -287,7 +288,7 @@ class Budget:
             while True:
                 with self._state() as state:
                     in_flight = sum(state.in_flight.values()) - state.in_flight.get(
-                        os.getpid(), 0.0
+                        self._owner, 0.0
                     )
                     in_flight += sum(self._held.values())
                     limit = self.limit_usd

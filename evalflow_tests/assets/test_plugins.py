@@ -28,3 +28,17 @@ def test_claude_runs_get_claude_layers(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
     options = plugin_options(resource, None)
     assert len(options.judges) == 1 and options.mc_factory is not None
+
+
+def test_plugineval_draws_on_the_framework_runs_one_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
+    resource = EvalflowResource(warehouse=str(tmp_path), judge="anthropic", max_cost_usd=0.5)
+    options = plugin_options(resource, None, "demo.kiro.r1")
+    shared = resource.budget_for("demo.kiro.r1")
+    assert shared is not None and shared.limit_usd == 0.5  # the whole limit, not a share
+    assert options.judges[0].transport.budget is shared
+    assert options.mc_factory.transport.budget is shared
+    judge = resource.get_judge(None, run_key="demo.kiro.r1")
+    assert judge.budget is shared and resource.budget_for("other.run") is not shared

@@ -209,3 +209,14 @@ def test_budget_is_safe_across_threads() -> None:
         t.join()
     assert sum(granted) <= 1.0 + 1e-9
     assert budget.spent == pytest.approx(sum(granted))
+
+
+def test_budgets_on_one_ledger_see_each_others_calls_in_flight(tmp_path: Path) -> None:
+    first = Budget(1.0, ledger=tmp_path / "budget.json", wait_s=0.1)
+    second = Budget(1.0, ledger=tmp_path / "budget.json", wait_s=0.1)
+    held = first.reserve(0.7)
+    with pytest.raises(BudgetExceededError):  # waited for the other's call, which never ends
+        second.reserve(0.5)
+    second.settle(second.reserve(0.3), 0.3)
+    first.settle(held, 0.2)
+    assert first.spent == pytest.approx(0.5) and second.spent == pytest.approx(0.5)
