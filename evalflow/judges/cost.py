@@ -14,7 +14,8 @@
   fails. A call whose worst case fits beside what is spent and what is in flight is sent; one
   that would fit once the calls in flight have settled waits for them; one that cannot fit
   even then is refused (`BudgetExceededError`: that check is UNSCORED, "budget stop"). The
-  stop is not sticky: a later, smaller call may still fit. Spent never passes the limit.
+  stop is not sticky: a later, smaller call may still fit. Spent never passes the limit
+  (beyond a nano-dollar of float rounding).
 """
 
 from __future__ import annotations
