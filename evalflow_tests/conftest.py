@@ -15,6 +15,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO = REPO_ROOT / "data" / "benchmarks" / "trialist"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_api_breakers() -> None:
+    """Each test starts with no tripped Claude circuit breaker: a fake API server of a later
+    test may reuse the port (and the test key) of one an earlier test made refuse."""
+    from evalflow.judges import anthropic_judge
+
+    anthropic_judge._BREAKERS.clear()
+
+
 def _write_tree(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
