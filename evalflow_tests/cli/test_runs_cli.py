@@ -108,6 +108,7 @@ def test_invalid_manifest_names_the_field(tmp_path: Path, warehouse_dir: Path, c
     assert code == 2 and "framework" in err and str(path) in err
 
 
+@pytest.mark.slow  # ~2 min: every step starts a fresh interpreter importing Dagster
 def test_concurrent_partitions_with_the_multiprocess_executor(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:
