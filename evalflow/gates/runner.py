@@ -269,23 +269,37 @@ def _common(ctx: _Context, gate: str) -> dict[str, object]:
     }
 
 
+def _not_run(
+    gate: rules.StepName, attempt: _Attempt, evidence: str, reason: str, **fields: object
+) -> GateResult:
+    """An infra failure: not-run, with the attempt recorded as its probe (never ✗)."""
+    return GateResult(
+        gate=gate,
+        command=attempt.command,
+        status="not-run",
+        category="infra",
+        evidence=evidence,
+        reason=reason,
+        probe=ProbeAttempt(
+            command=attempt.command,
+            output=attempt.tail or "no output",
+            exit_code=attempt.exit_code,
+        ),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
 def _decide(
     ctx: _Context, gate: rules.StepName, attempt: _Attempt, tools: Collection[str]
 ) -> GateResult:
     """The result of one executed command: pass, fail (the project's) or not-run (infra)."""
     common = _common(ctx, gate)
     if not attempt.started:
-        evidence = f"the sandbox could not be set up: {_last_line(attempt.tail)}"
-        return GateResult(
-            gate=gate,
-            command=attempt.command,
-            status="not-run",
-            category="infra",
-            evidence=evidence,
-            reason="the sandbox could not be set up (environment unavailable)",
-            probe=ProbeAttempt(
-                command=attempt.command, output=attempt.tail, exit_code=attempt.exit_code
-            ),
+        return _not_run(
+            gate,
+            attempt,
+            f"the sandbox could not be set up: {_last_line(attempt.tail)}",
+            "the sandbox could not be set up (environment unavailable)",
             **common,
         )
     notes = list(ctx.isolation.notes())
@@ -312,18 +326,11 @@ def _decide(
     )
     evidence = scrub(evidence, ctx.secrets)
     if category == "infra":
-        return GateResult(
-            gate=gate,
-            command=attempt.command,
-            status="not-run",
-            category="infra",
-            evidence=evidence,
-            reason="the environment failed, not the project (infra)",
-            probe=ProbeAttempt(
-                command=attempt.command,
-                output=attempt.tail or "no output",
-                exit_code=attempt.exit_code,
-            ),
+        return _not_run(
+            gate,
+            attempt,
+            evidence,
+            "the environment failed, not the project (infra)",
             duration_s=attempt.duration_s,
             notes=tuple(notes),
             **common,

@@ -430,27 +430,23 @@ class ParsedFile:
         node = self.tree.root_node.descendant_for_byte_range(lo, max(lo, hi - 1))
         return node or self.tree.root_node
 
-    @cached_property
-    def functions(self) -> list[Node]:
+    def _nodes(self, types: frozenset[str] | set[str]) -> list[Node]:
         found: list[Node] = []
         stack = [self.tree.root_node]
         while stack:
             node = stack.pop()
-            if node.type in _FUNCTIONS:
+            if node.type in types:
                 found.append(node)
             stack.extend(node.children)
         return found
 
     @cached_property
+    def functions(self) -> list[Node]:
+        return self._nodes(_FUNCTIONS)
+
+    @cached_property
     def calls(self) -> list[Node]:
-        found: list[Node] = []
-        stack = [self.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.type in _CALLS:
-                found.append(node)
-            stack.extend(node.children)
-        return found
+        return self._nodes(_CALLS)
 
     @cached_property
     def bound_names(self) -> frozenset[str]:
