@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
 
 NO_SPEC = "n/a — no derived spec"
@@ -60,8 +61,7 @@ def fmt_ratio(value: float | None, numerator: int, denominator: int) -> str:
     """`0.75 (9/12)`, rounded half up from the exact fraction; `n/a (0/0)` without data."""
     if value is None or denominator == 0:
         return f"n/a ({numerator}/{denominator})"
-    exact = Fraction(numerator, denominator)
-    return f"{math.floor(exact * 100 + Fraction(1, 2)) / 100:.2f} ({numerator}/{denominator})"
+    return f"{format_half_up(Fraction(numerator, denominator))} ({numerator}/{denominator})"
 
 
 def feature_split(
