@@ -134,21 +134,50 @@ def named_fields(clause: str) -> tuple[tuple[str, ...], str | None, int]:
     return (), None, len(clause)
 
 
+# Spans whose words are not the AC's own wording: quoted strings and code ("Invalid input or
+# not", `a or b`). A quote opens only after a non-word character, so "user's" stays a word.
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`|(?<!\w)'[^']*'(?!\w)")
+# "A, B or other C" names a category (any C), not alternative behaviours.
+_CATEGORY = re.compile(
+    r"\s+or\s+(?:any\s+)?(?:other|similar|more|less|fewer|greater)\b", re.IGNORECASE
+)
+_VERB = re.compile(
+    rf"\b(?:is|are|was|were|can|must|should|shall|will|may|has|have|gets?|documents?|explains?|"
+    rf"describes?|lists?|mentions?|says?|tells?|states?|{BEHAVIOUR_VERBS})\b",
+    re.IGNORECASE,
+)
+# The words around the "or": up to four before it, the option phrase after it.
+_LEFT = re.compile(r"((?:\b[\w`'\"-]+\b[\s,]*){1,4})$")
+_RIGHT = re.compile(r"(?:by\s+|via\s+|as\s+)?[\w`'\"-]+(?:\s+[\w`'\"-]+){0,3}")
+
+
+def _mask_quoted(text: str) -> str:
+    """`text` with quoted strings and code spans blanked to '_' (same length, same offsets)."""
+    return _QUOTED.sub(lambda m: "_" * len(m.group(0)), text)
+
+
 def alternatives(clause: str) -> tuple[str, ...]:
-    """The options of an "A or B" in `clause` (empty when there is no disjunction)."""
-    if not _OR.search(clause):
-        return ()
-    # The words around the "or": the phrase after the last verb-ish boundary before it.
-    m = re.search(
-        r"((?:\b[\w`'\"-]+\b[\s,]*){1,4})\s+or\s+((?:by\s+|via\s+|as\s+)?[\w`'\"-]+(?:\s+[\w`'\"-]+){0,3})",
-        clause,
-        re.IGNORECASE,
-    )
-    if not m:
-        return ()
-    left = _strip(m.group(1))
-    right = _strip(re.split(r"[;,(]", m.group(2))[0])
-    return (left, right)
+    """The options of an "A or B" in `clause` (empty when there is no disjunction).
+
+    Not a disjunction of behaviours: an "or" inside a quoted string or code span, "and/or"
+    (no space before "or"), a category ("objects, arrays or other non-scalar types"), and an
+    "or" in the clause's subject ("The UI or help text documents …": whether either place is
+    enough or each must hold, the words do not say, so no rule can be proven from them).
+    """
+    masked = _mask_quoted(clause)
+    for m in _OR.finditer(masked):
+        if _CATEGORY.match(masked, m.start()):
+            continue
+        if not _VERB.search(masked, 0, m.start()) and _VERB.search(masked, m.end()):
+            continue  # a subject disjunction
+        left, right = _LEFT.search(masked[: m.start()]), _RIGHT.match(masked, m.end())
+        if left is None or right is None:
+            continue
+        return (
+            _strip(clause[left.start(1) : left.end(1)]),
+            _strip(re.split(r"[;,(]", clause[right.start() : right.end()])[0]),
+        )
+    return ()
 
 
 def read(text: str) -> Reading:
@@ -180,9 +209,28 @@ def read(text: str) -> Reading:
     )
 
 
+# After "and", a back-reference to what the first verb produced ("… posts X and shows the
+# returned result"): one behaviour observed at its end, not two.
+_CHAINED = re.compile(
+    r"\b(?:its|their|the)\s+(?:returned|resulting|computed)\b|\b(?:its|their|the)\s+results?\b",
+    re.IGNORECASE,
+)
+
+
 def joins_behaviours(proposition: str) -> bool:
-    """A proposition that joins two behaviours with "and" ("… returns X and emits Y")."""
-    return bool(_JOINED.search(proposition))
+    """A proposition that joins two behaviours with "and" ("… returns X and emits Y"); not a
+    chain whose second verb acts on the first one's result ("… is routed to the Add logic and
+    answers 200 with its result": the answer cannot be observed without the routing)."""
+    masked = _mask_quoted(proposition)
+    return any(
+        not _CHAINED.search(masked, m.end(), _next_join(masked, m.end()))
+        for m in _JOINED.finditer(masked)
+    )
+
+
+def _next_join(text: str, start: int) -> int:
+    nxt = _JOINED.search(text, start)
+    return nxt.start() if nxt else len(text)
 
 
 def says_outcome(text: str) -> bool:
