@@ -5,7 +5,8 @@ shared prefix is cheap thanks to prompt caching) the judge runs a bounded loop: 
 `list_files` / `grep` / `read_file` (see `repo_tools`), evalflow answers from the snapshot, and
 Claude ends by calling `submit_verdict` {status MET|UNMET, evidence, searches, rationale}.
 Only evalflow answers UNSCORED, always with the reason: a malformed answer twice in a row
-(schema-invalid `submit_verdict` input, or no `submit_verdict` call), the loop exhausted
+(schema-invalid `submit_verdict` input, a MET whose searches claim hits evalflow never
+returned — `validator.claimed_search_problem` — or no `submit_verdict` call), the loop exhausted
 (`max_turns`), a transient API failure after the SDK's retries, any other exception inside
 that check, or "budget stop". One failing check never fails the run — but an API that cannot
 answer at all does: the first authentication, permission, not-found or invalid-request error,
@@ -28,7 +29,9 @@ Model parameters, as the installed SDK (anthropic 2.x, API version 2026-10-21) a
 
 Configuration (environment, read when the judge is built; constructor arguments win):
 `EVALFLOW_CLAUDE_MODEL` (default `claude-sonnet-5-5`, the current Sonnet),
-`EVALFLOW_CLAUDE_MAX_TOKENS` (4096), `EVALFLOW_CLAUDE_CONCURRENCY` (4 threads),
+`EVALFLOW_CLAUDE_MAX_TOKENS` (16000: adaptive thinking shares it with the answer; a response
+that stops on `max_tokens` is asked once more with twice the room),
+`EVALFLOW_CLAUDE_CONCURRENCY` (4 threads),
 `EVALFLOW_CLAUDE_MAX_TURNS` (12), `EVALFLOW_CLAUDE_MAX_RETRIES` (4, SDK retries with backoff on
 408/409/429/5xx incl. 529 overloaded), `EVALFLOW_CLAUDE_TIMEOUT` (120 s per request),
 `EVALFLOW_CLAUDE_EFFORT` (unset = model default; low|medium|high|xhigh|max),
@@ -77,6 +80,7 @@ from evalflow.judges.cost import (
 )
 from evalflow.judges.family import bare_model, same_family
 from evalflow.judges.prompt import (
+    LAST_TURN_NOTICE,
     PROMPT_VERSION,
     RETRY_NO_SUBMIT,
     SUBMIT_TOOL,
@@ -84,8 +88,10 @@ from evalflow.judges.prompt import (
     SYSTEM_PROMPT,
     check_block,
     run_context,
+    untrusted,
 )
 from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
+from evalflow.judges.validator import FLAG_CLAIMED_SEARCH, claimed_search_problem
 
 if TYPE_CHECKING:
     import anthropic
@@ -96,7 +102,6 @@ T = TypeVar("T")
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_K = 3
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
-FLAG_CLAIMED_SEARCH = "claimed-search-not-run"
 _EPHEMERAL = {"type": "ephemeral"}
 _LINE_PREFIX = re.compile(r"^\s*\d+: ", re.MULTILINE)
 _FORCED_TOOL_OK = (
@@ -134,7 +139,9 @@ class ClaudeSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = DEFAULT_MODEL
-    max_tokens: int = Field(default=4096, ge=256)
+    # Adaptive thinking shares max_tokens with the answer: room for both, and a `max_tokens`
+    # stop is retried once with twice as much (`ClaudeClient.call`).
+    max_tokens: int = Field(default=16000, ge=256)
     concurrency: int = Field(default=4, ge=1, le=64)
     max_turns: int = Field(default=12, ge=2, le=100)
     max_retries: int = Field(default=4, ge=0, le=20)
@@ -372,6 +379,14 @@ def _assistant_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out or [{"type": "text", "text": "(empty answer)"}]
 
 
+def _repo_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    """A repository tool's answer: its text is repository data (`prompt.untrusted`); an
+    error is evalflow's own message and stays outside the delimiters."""
+    if result.is_error:
+        return _tool_result(tool_use_id, result)
+    return _tool_result(tool_use_id, ToolResult(untrusted(result.text)))
+
+
 def _tool_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     return {
         "type": "tool_result",
@@ -480,6 +495,23 @@ class ClaudeClient:
                 return hit
         if prefetch:
             raise PendingCallError(key, params, site)
+        response = self._send(params, site)
+        if response.get("stop_reason") == "max_tokens":
+            # Thinking can use up the room before the answer: one retry with twice as much.
+            larger = {**params, "max_tokens": 2 * int(params["max_tokens"])}
+            log.info(
+                "%s turn %d hit max_tokens; retrying once with %d",
+                site.check_id,
+                site.turn,
+                larger["max_tokens"],
+            )
+            response = self._send(larger, site)
+        if self.cache is not None and response.get("stop_reason") not in UNCACHEABLE_STOPS:
+            self.cache.put(key, response)
+        return response
+
+    def _send(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
+        """One paid request: breaker check, budget reservation, the call, its usage record."""
         estimate = self.worst_case_usd(params, batch=False)
         self.breaker.check()
         reserved = self.budget.reserve(estimate)
@@ -496,8 +528,6 @@ class ClaudeClient:
             site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
         )
         self.budget.settle(reserved, record.usd)
-        if self.cache is not None and response.get("stop_reason") not in UNCACHEABLE_STOPS:
-            self.cache.put(key, response)
         self.record_usage(record)
         return response
 
@@ -809,7 +839,11 @@ class ClaudeJudge:
         ]
         retried = False
         for turn in range(1, self.settings.max_turns + 1):
-            force = self.force_final_tool and (retried or turn == self.settings.max_turns)
+            last = turn == self.settings.max_turns
+            force = self.force_final_tool and (retried or last)
+            if last:
+                # Announced on every model, also where tool_choice cannot force the answer.
+                messages[-1]["content"].append({"type": "text", "text": LAST_TURN_NOTICE})
             site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
             params = self.request_params(messages, force=force)
             response = self._call(params, site, prefetch=prefetch)
@@ -826,7 +860,7 @@ class ClaudeJudge:
                 self.transport.forget(params, site)
             elif uses:
                 results = [
-                    _tool_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
+                    _repo_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
                 ]
                 messages.append({"role": "user", "content": results})
                 continue
@@ -859,9 +893,9 @@ class ClaudeJudge:
                     "submit_verdict again.",
                     is_error=True,
                 )
+                out.append(_tool_result(block["id"], result))
             else:
-                result = tools.call(block["name"], block.get("input"))
-            out.append(_tool_result(block["id"], result))
+                out.append(_repo_result(block["id"], tools.call(block["name"], block.get("input"))))
         return out
 
     def _verdict_from(
@@ -879,6 +913,11 @@ class ClaudeJudge:
             for e in submitted.evidence
         )
         executed = tuple(dict.fromkeys(tools.searches))
+        if submitted.status == "MET":
+            # A MET must not rest on hits evalflow never showed (retry once, then UNSCORED).
+            problem = claimed_search_problem(submitted.searches, executed)
+            if problem is not None:
+                return None, problem
         run_patterns = {s.pattern for s in executed}
         claimed = [s.pattern for s in submitted.searches if s.pattern not in run_patterns]
         flags: tuple[str, ...] = ()

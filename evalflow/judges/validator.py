@@ -9,7 +9,12 @@ Rules (SPEC core rules 1–2, DESIGN "Judges"):
   braces), so an empty or one-character quote over a whole file proves nothing;
 - MET without any valid evidence ⇒ UNMET;
 - UNMET without recorded searches ⇒ UNSCORED (not scored yet, never a silent zero);
-- evidence outside the diff surface stays valid but is flagged (it may mean a wrong base).
+- evidence outside the diff surface stays valid but is flagged (it may mean a wrong base);
+- a judge's claimed searches are held to the searches evalflow really answered in that
+  conversation (`claimed_search_problem`): a claimed grep/list_files hit count larger than
+  what evalflow returned for that pattern (or a pattern it never ran) is a claim of hits
+  evalflow never showed, and a MET resting on it is rejected by the judge (one retry, then
+  UNSCORED). Claimed file reads are accepted when evalflow read that file.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Sequence
 
-from evalflow.domain.models import Evidence, Verdict
+from evalflow.domain.models import Evidence, Search, Verdict
 from evalflow.errors import InputError
 from evalflow.repo.snapshot import RepoSnapshot
 
@@ -26,6 +32,7 @@ FLAG_OUTSIDE_DIFF = "evidence-outside-diff-surface"
 FLAG_INVALID_EVIDENCE = "evidence-invalid"
 FLAG_DEMOTED = "met-without-valid-evidence"
 FLAG_NO_SEARCHES = "unmet-without-searches"
+FLAG_CLAIMED_SEARCH = "claimed-search-not-run"
 MAX_LINES_ENV = "EVALFLOW_EVIDENCE_MAX_LINES"
 DEFAULT_MAX_LINES = 40
 # A meaningful line has a word character and is more than a token or two of syntax: "}",
@@ -53,6 +60,39 @@ def evidence_problem(evidence: Evidence, snapshot: RepoSnapshot) -> str | None:
         if _squash(evidence.quote) not in _squash("\n".join(lines)):
             return f"{evidence.ref()}: the quoted text is not in that range"
     return None
+
+
+def _read_path(pattern: str) -> str:
+    """The file a claimed read names: "read app/x.py:1-40", "app/x.py:3" or "app/x.py"."""
+    path = pattern.strip().removeprefix("read ").strip()
+    return posixpath.normpath(re.sub(r":\d+(-\d+)?$", "", path).removeprefix("./"))
+
+
+def claimed_search_problem(claimed: Sequence[Search], executed: Sequence[Search]) -> str | None:
+    """Why a judge's claimed searches cannot be trusted, or None (module docstring).
+
+    `executed` are the searches evalflow answered in the conversation (`RepoTools.searches`):
+    a claim with hits > 0 must name a pattern or glob evalflow ran and returned at least that
+    many hits for, or a file evalflow read."""
+    returned: dict[str, int] = {}
+    read: set[str] = set()
+    for search in executed:
+        returned[search.pattern] = max(returned.get(search.pattern, 0), search.hits)
+        if search.pattern.startswith("read ") or search.pattern == search.scope:
+            read.add(search.scope)
+    bad: list[str] = []
+    for claim in claimed:
+        if claim.hits <= 0 or _read_path(claim.pattern) in read:
+            continue
+        got = returned.get(claim.pattern)
+        if got is None:
+            bad.append(f"{claim.pattern!r} claims {claim.hits} hits but was never run")
+        elif claim.hits > got:
+            bad.append(f"{claim.pattern!r} claims {claim.hits} hits, evalflow returned {got}")
+    if not bad:
+        return None
+    more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+    return "searches claim hits evalflow never returned: " + "; ".join(bad[:3]) + more
 
 
 def max_evidence_lines() -> int:

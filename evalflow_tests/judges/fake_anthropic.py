@@ -500,7 +500,10 @@ def grep_then_submit(turn: Turn) -> Reply:
         turn,
         "MET",
         evidence=[{"path": path, "start_line": line, "end_line": line, "quote": quote}],
-        searches=[{"pattern": rf"\b{target}\(", "scope": "**", "hits": 2}],
+        # What evalflow's grep returns on the demo snapshot (claimed hits are checked).
+        searches=[
+            {"pattern": rf"\b{target}\(", "scope": "**", "hits": 2 if target == "greet" else 1}
+        ],
         rationale=f"{path}:{line} shows it",
     )
 

@@ -120,9 +120,11 @@ def test_max_tokens_and_malformed_answers_are_not_cached(tmp_path: Path) -> None
         verdict = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
     assert verdict.status == "UNSCORED"
     assert _cache_files(tmp_path) == []
+    # Each of the two turns (answer, retry) hit max_tokens and was asked once more, larger.
+    assert [r["max_tokens"] for r in fake.requests] == [16000, 32000, 16000, 32000]
     with FakeAnthropic(truncated) as fake:
         claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))
-    assert len(fake.requests) == 2  # asked again: nothing was replayed from the cache
+    assert len(fake.requests) == 4  # asked again: nothing was replayed from the cache
 
 
 def test_cache_is_scoped_to_the_commit(tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ def test_quotes_copied_with_line_numbers_are_normalised(tmp_path: Path) -> None:
             return Reply([tool_use("read_file", args, turn)])
         quote = '1: def greet(name):\n2:     return f"Hello, {name}"'
         cited = {"path": "app/core.py", "start_line": 1, "end_line": 2, "quote": quote}
-        claimed = [{"pattern": "grep greet", "scope": "**", "hits": 3}]
+        claimed = [{"pattern": "grep greet", "scope": "**", "hits": 0}]
         return submit(turn, "MET", evidence=[cited], searches=claimed)
 
     with FakeAnthropic(responder) as fake:
@@ -321,7 +321,7 @@ def test_budget_stop_is_unscored_and_sends_nothing_beyond_the_budget(tmp_path: P
         assert len(fake.requests) == 0
         assert {(v.status, v.rationale) for v in verdicts} == {("UNSCORED", "budget stop")}
 
-        limit = 0.03
+        limit = 0.035  # the first check (two calls) fits, not every check
         some_fit = ClaudeJudge(
             ClaudeSettings(max_cost_usd=limit, concurrency=1),
             cache_dir=tmp_path / "b",
@@ -480,3 +480,53 @@ def test_an_ample_limit_judges_every_check_although_worst_cases_overlap(tmp_path
     assert len(fake.requests) == 8 and 4 * worst > limit
     assert [v.status for v in verdicts] == ["MET", "MET", "MET", "UNMET"]
     assert judge.budget.spent <= limit
+
+
+def test_met_resting_on_claimed_hits_never_returned_is_retried_then_unscored(
+    tmp_path: Path,
+) -> None:
+    def responder(turn: Turn) -> Reply:
+        if turn.turn == 1:
+            return Reply([tool_use("grep", {"pattern": "greet", "path_glob": "**"}, turn)])
+        cited = {
+            "path": "app/core.py",
+            "start_line": 2,
+            "end_line": 2,
+            "quote": 'return f"Hello, {name}"',
+        }
+        invented = [{"pattern": "Hello", "scope": "**", "hits": 4}]
+        return submit(turn, "MET", evidence=[cited], searches=invented)
+
+    with FakeAnthropic(responder) as fake:
+        verdict = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
+    assert len(fake.requests) == 3  # grep, the claim, the one retry
+    retry = fake.requests[2]["messages"][-1]["content"][0]
+    assert retry["is_error"] and "'Hello' claims 4 hits but was never run" in retry["content"]
+    assert verdict.status == "UNSCORED"
+    assert verdict.rationale.startswith("malformed answer twice: searches claim hits")
+    # Only the grep turn is cached: both rejected answers were discarded.
+    assert len(list((tmp_path / "anthropic").rglob("*.json"))) == 1
+
+
+def test_met_with_a_corrected_claim_after_the_retry_is_met(tmp_path: Path) -> None:
+    def responder(turn: Turn) -> Reply:
+        if turn.turn == 1:
+            return Reply([tool_use("grep", {"pattern": "greet", "path_glob": "**"}, turn)])
+        cited = {
+            "path": "app/core.py",
+            "start_line": 2,
+            "end_line": 2,
+            "quote": 'return f"Hello, {name}"',
+        }
+        hits = 9 if turn.turn == 2 else 4  # evalflow's grep returned 4 lines
+        return submit(
+            turn,
+            "MET",
+            evidence=[cited],
+            searches=[{"pattern": "greet", "scope": "**", "hits": hits}],
+        )
+
+    with FakeAnthropic(responder) as fake:
+        verdict = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
+    assert verdict.status == "MET" and len(fake.requests) == 3
+    assert [(s.pattern, s.hits) for s in verdict.searches] == [("greet", 4)]

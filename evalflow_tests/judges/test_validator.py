@@ -147,3 +147,26 @@ def test_quote_matches_after_whitespace_normalisation_and_each_item_is_checked()
     mixed = validate_verdict(verdict("MET", [spaced, bad, elsewhere]), LONG, set())
     assert mixed.status == "MET" and mixed.evidence == (spaced, bad)
     assert FLAG_INVALID_EVIDENCE in mixed.flags and "app/big.py:5" in mixed.rationale
+
+
+def test_claimed_search_hits_must_be_hits_evalflow_returned() -> None:
+    from evalflow.judges.validator import claimed_search_problem
+
+    ran = [
+        Search(pattern=r"\bcreate\(", scope="grep **", hits=2),
+        Search(pattern="read app/api.py:1-2", scope="app/api.py", hits=2),
+        Search(pattern="app/**", scope="list_files", hits=1),
+    ]
+    honest = [
+        Search(pattern=r"\bcreate\(", scope="**", hits=2),
+        Search(pattern=r"\bcreate\(", scope="**", hits=1),  # fewer than returned: fine
+        Search(pattern="app/api.py:1-2", scope="app/api.py", hits=2),  # a file read
+        Search(pattern="never_run", scope="**", hits=0),  # claims no hit
+        Search(pattern="app/**", scope="**", hits=1),
+    ]
+    assert claimed_search_problem(honest, ran) is None
+    invented = claimed_search_problem([Search(pattern="Response", scope="**", hits=1)], ran)
+    assert invented is not None and "'Response' claims 1 hits but was never run" in invented
+    inflated = claimed_search_problem([Search(pattern=r"\bcreate\(", scope="**", hits=5)], ran)
+    assert inflated is not None and "evalflow returned 2" in inflated
+    assert claimed_search_problem([Search(pattern="x", scope="**", hits=1)], []) is not None
