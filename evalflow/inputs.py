@@ -134,7 +134,7 @@ def load_benchmark(baseline_path: Path) -> Benchmark:
     )
     prd_path = (baseline_path.parent / baseline.prd).resolve()
     prd_text = read_text(prd_path, "PRD")
-    prd = parse_prd(prd_text, str(prd_path))
+    prd = parse_prd(prd_text, str(prd_path), priority_mapping=baseline.priority_map)
     validate_baseline(baseline, prd, where=str(baseline_path))
     sha = baseline_sha256(baseline)
     lock = lock_path(baseline_path)

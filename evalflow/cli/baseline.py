@@ -112,9 +112,13 @@ def freeze(baseline: Path, force: bool) -> None:
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Draft file (default: _ac-baseline.yaml beside the PRD).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace an existing unfrozen baseline.")
-def draft(prd: Path, benchmark: str, out: Path | None, force: bool) -> None:
+@click.option("--priority-map", default="",
+              help="LABEL=P0|P1|P2 pairs over the PRD dialect's table, written to the draft's "
+                   "priority_map (e.g. P4=P1).")  # fmt: skip
+def draft(prd: Path, benchmark: str, out: Path | None, force: bool, priority_map: str) -> None:
     """Draft a baseline from the PRD with the offline rule-based drafter (deterministic)."""
     from evalflow.domain.prd import parse_prd
+    from evalflow.importers.model import parse_priority_map
 
     out = out or prd.parent / "_ac-baseline.yaml"
     if lock_path(out).is_file():
@@ -122,10 +126,15 @@ def draft(prd: Path, benchmark: str, out: Path | None, force: bool) -> None:
                          fix="write the draft elsewhere with --out")  # fmt: skip
     if out.exists() and not force:
         raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
-    parsed = parse_prd(read_text(prd, "PRD"), str(prd))
+    mapping = parse_priority_map(priority_map, {})
+    parsed = parse_prd(read_text(prd, "PRD"), str(prd), priority_mapping=mapping)
     rel = os.path.relpath(prd.resolve(), out.resolve().parent)
-    out.write_text(render_draft(draft_baseline(parsed, benchmark), benchmark, str(rel)))
+    out.write_text(render_draft(draft_baseline(parsed, benchmark), benchmark, str(rel), mapping))
     click.echo(f"wrote draft {out} (review it, add probes and anchors, then freeze)")
+    for story in parsed.stories:
+        if story.assumed:
+            click.echo(f"ASSUMED priority {story.priority}: story {story.id} has no known label "
+                       "(label it, or map its label with --priority-map)")  # fmt: skip
 
 
 @baseline_group.command("lint")

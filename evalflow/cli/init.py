@@ -16,12 +16,11 @@ from pathlib import Path
 import click
 
 from evalflow.domain.baseline_draft import draft_baseline, render_draft
-from evalflow.domain.prd import parse_prd
+from evalflow.domain.prd import SPEC_KIT_PRIORITY_MAP, parse_prd
 from evalflow.errors import InputError
 from evalflow.importers import FORMATS, IMPORTERS
 from evalflow.importers.model import (
     DEFAULT_PRIORITIES,
-    SPEC_KIT_PRIORITIES,
     check_round_trip,
     parse_priority_map,
     render_prd,
@@ -152,7 +151,7 @@ def init(
     head_sha = resolve_commit(top, head)
     snapshot = load_snapshot(top, head_sha)
     files = {path: f.text for path, f in snapshot.files.items()}
-    base_map = SPEC_KIT_PRIORITIES if fmt == "spec-kit" else DEFAULT_PRIORITIES
+    base_map = SPEC_KIT_PRIORITY_MAP if fmt == "spec-kit" else DEFAULT_PRIORITIES
     mapping = parse_priority_map(priority_map, base_map)
     prd = IMPORTERS[fmt](files, spec, mapping)
     prd_text = render_prd(prd, mapping, head_sha)

@@ -15,6 +15,7 @@ them before `evalflow baseline freeze` (docs/importers/).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import yaml
@@ -189,7 +190,12 @@ def _scalar(value: str) -> str:
     )
 
 
-def render_draft(acs: list[DraftAC], benchmark: str, prd_path: str = "prd.md") -> str:
+def render_draft(
+    acs: list[DraftAC],
+    benchmark: str,
+    prd_path: str = "prd.md",
+    priority_map: Mapping[str, str] | None = None,
+) -> str:
     """The draft as YAML text, each check's rule as a comment above it."""
     lines = [
         "# DRAFT baseline written by `evalflow baseline draft` (offline rule-based drafter).",
@@ -197,8 +203,12 @@ def render_draft(acs: list[DraftAC], benchmark: str, prd_path: str = "prd.md") -
         "# freeze`. Each check's comment names the decomposition rule (SPEC, seed 002) behind it.",
         f"benchmark: {_scalar(benchmark)}",
         f"prd: {_scalar(prd_path)}",
-        "acs:",
     ]
+    if priority_map:
+        lines.append("# The PRD's priority labels → evalflow's P0/P1/P2 (frozen with the checks).")
+        lines.append("priority_map:")
+        lines += [f"  {_scalar(k)}: {v}" for k, v in sorted(priority_map.items())]
+    lines.append("acs:")
     for ac in acs:
         lines += [f"  - id: {_scalar(ac.id)}", f"    text: {_scalar(ac.text)}"]
         if ac.interpretation:

@@ -206,6 +206,21 @@ class Baseline(Frozen):
     build_command: str | None = Field(
         default=None, description="the benchmark's one standard build command (the build gate)"
     )
+    # Frozen with the checks (hashed when set): a priority decides a story's weight, so a
+    # different mapping must never be ranked beside the old one.
+    priority_map: dict[str, Priority] = Field(
+        default_factory=dict,
+        description="PRD priority label → P0/P1/P2, over the PRD dialect's own table "
+        "(spec-kit: P1→P0, P2→P1, P3–P5→P2); unknown labels stay ASSUMED",
+    )
+
+    @field_validator("priority_map")
+    @classmethod
+    def _labels(cls, value: dict[str, Priority]) -> dict[str, Priority]:
+        bad = [label for label in value if not re.fullmatch(r"[A-Za-z0-9_-]+", label)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a priority label (letters, digits, - and _)")
+        return value
 
     def checks(self) -> list[tuple[BaselineAC, Check]]:
         return [(ac, check) for ac in self.acs for check in ac.checks]

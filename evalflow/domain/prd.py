@@ -6,8 +6,12 @@ Two dialects:
   (under an "Acceptance criteria" label when there is one). An out-of-scope section is any
   heading that reads like one (out of scope, non-goals, not in scope, exclusions).
 - `spec-kit`: `### User Story 1 - Title (Priority: P1)` with an "Acceptance Scenarios" list;
-  its P1–P5 labels map onto evalflow's P0/P1/P2 by a configurable table
-  (`SPEC_KIT_PRIORITY_MAP`: P1→P0, P2→P1, P3/P4/P5→P2).
+  its P1–P5 labels map onto evalflow's P0/P1/P2 by a table (`SPEC_KIT_PRIORITY_MAP`: P1→P0,
+  P2→P1, P3/P4/P5→P2).
+
+`priority_mapping` entries (a baseline's `priority_map:`, `--priority-map`) are laid over the
+dialect's own table (spec-kit's above; P0/P1/P2 as themselves in the `prd` dialect), so a
+benchmark names only the labels it changes or adds.
 
 A story without a label, or with a label the dialect (or the mapping) does not know, gets
 `assumed_priority` and `assumed=True`; the report lists it under assumptions (SPEC
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from evalflow.domain.models import PRD, AcceptanceCriterion, OutOfScopeItem, Priority, Story
 from evalflow.errors import InputError
@@ -36,6 +40,8 @@ SPEC_KIT_PRIORITY_MAP: Mapping[str, Priority] = {
     "P4": "P2",
     "P5": "P2",
 }
+# The `prd` dialect's labels are evalflow's own.
+PRD_PRIORITY_MAP: Mapping[str, Priority] = {"P0": "P0", "P1": "P1", "P2": "P2"}
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -125,15 +131,9 @@ def _priority_label(title: str) -> tuple[str | None, str]:
     return label, stripped
 
 
-def _normalise_priority(
-    label: str | None, dialect: str, mapping: Mapping[str, Priority]
-) -> Priority | None:
+def _normalise_priority(label: str | None, mapping: Mapping[str, Priority]) -> Priority | None:
     """evalflow's priority for a story's label; None when there is none or it is unknown."""
-    if label is None:
-        return None
-    if dialect == "spec-kit":
-        return mapping.get(label)
-    return cast(Priority, label) if label in ("P0", "P1", "P2") else None
+    return None if label is None else mapping.get(label.upper())
 
 
 def parse_prd(
@@ -149,7 +149,8 @@ def parse_prd(
     if lines and lines[0].startswith("\ufeff"):
         lines[0] = lines[0][1:]
     resolved = _detect_dialect(lines) if dialect == "auto" else dialect
-    mapping = priority_mapping or SPEC_KIT_PRIORITY_MAP
+    own = SPEC_KIT_PRIORITY_MAP if resolved == "spec-kit" else PRD_PRIORITY_MAP
+    mapping = {**own, **{k.upper(): v for k, v in (priority_mapping or {}).items()}}
 
     title = ""
     stories: list[_StoryDraft] = []
@@ -258,7 +259,7 @@ def parse_prd(
                     fix="give every acceptance criterion a unique id",
                 )
             seen_ac[ac.id] = ac.line
-        known = _normalise_priority(draft.priority, resolved, mapping)
+        known = _normalise_priority(draft.priority, mapping)
         priority, assumed = (assumed_priority, True) if known is None else (known, False)
         built.append(
             Story(

@@ -18,14 +18,8 @@ from evalflow.errors import InputError
 
 PriorityMap = Mapping[str, Priority]
 
-# spec-kit numbers from P1 (the MVP); evalflow weighs P0 = 3, P1 = 2, P2 = 0 (SPEC).
-SPEC_KIT_PRIORITIES: dict[str, Priority] = {
-    "P1": "P0",
-    "P2": "P1",
-    "P3": "P2",
-    "P4": "P2",
-    "P5": "P2",
-}
+# spec-kit numbers from P1 (the MVP); evalflow weighs P0 = 3, P1 = 2, P2 = 0 (SPEC): the
+# parser's table (`SPEC_KIT_PRIORITY_MAP`) is the one the importer uses.
 # Formats that label with P0-P2 (or words) keep evalflow's meaning; P3+ never counts.
 DEFAULT_PRIORITIES: dict[str, Priority] = {
     "P0": "P0", "P1": "P1", "P2": "P2", "P3": "P2", "P4": "P2", "P5": "P2",

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from evalflow.domain.prd import SPEC_KIT_PRIORITY_MAP
 from evalflow.errors import InputError
 from evalflow.importers.mdtext import Doc, Heading, parse_doc, scope_lists, strip_emphasis, where
 from evalflow.importers.model import (
-    SPEC_KIT_PRIORITIES,
     ImportedAC,
     ImportedPRD,
     PriorityMap,
@@ -44,7 +44,7 @@ def feature_dirs(paths: list[str]) -> list[str]:
 def import_spec_kit(
     files: Mapping[str, str], spec: str | None = None, priorities: PriorityMap | None = None
 ) -> ImportedPRD:
-    mapping = priorities or SPEC_KIT_PRIORITIES
+    mapping = priorities or SPEC_KIT_PRIORITY_MAP
     notes: list[str] = []
     spec = choose_feature(
         spec,

@@ -98,3 +98,60 @@ def test_register_fails_early_on_bad_manifests(
     assert code == 2 and "already registered to" in err and "--replace" in err
     code, out, err = run_cli(capsys, "register", str(other), "--replace")
     assert code == 0 and "registered pantry.speckit.r1" in out, err
+
+
+SPEC_MD = """\
+# Feature Specification: Pantry
+
+### User Story 1 - Add an item (Priority: P1)
+
+**Acceptance Scenarios**:
+
+1. **Given** an empty pantry, **When** the cook adds milk, **Then** the API returns 201.
+
+### User Story 2 - Expiry reminders (Priority: P4)
+
+**Acceptance Scenarios**:
+
+1. **Given** milk expires tomorrow, **When** the job runs, **Then** a reminder is sent.
+
+### User Story 3 - Supplier sync (Priority: P5)
+
+**Acceptance Scenarios**:
+
+1. **Given** a delivery, **When** it is received, **Then** the stock status becomes `in_stock`.
+
+### User Story 4 - Barcode scan (Priority: P7)
+
+**Acceptance Scenarios**:
+
+1. **Given** a barcode, **When** it is scanned, **Then** the item name is filled in.
+"""
+
+
+def test_baseline_priority_map_key_weighs_the_prd_everywhere(tmp_path: Path, capsys) -> None:
+    # A baseline beside a spec-kit spec.md (no import): its priority_map is frozen with the
+    # checks and read wherever the benchmark is loaded (check, register, scoring).
+    (tmp_path / "spec.md").write_text(SPEC_MD)
+    code, stdout, err = run_cli(capsys, "baseline", "draft", str(tmp_path / "spec.md"),
+                                "--benchmark", "pantry", "--priority-map", "P4=P1")  # fmt: skip
+    assert code == 0, err
+    assert "ASSUMED priority P1: story US4" in stdout
+    baseline = tmp_path / "_ac-baseline.yaml"
+    draft = yaml.safe_load(baseline.read_text())
+    assert draft["priority_map"] == {"P4": "P1"}
+    # US2 (P4 → P1) now carries weight, so the drafter wrote its checks.
+    assert any(ac["id"].startswith("US2-") for ac in draft["acs"])
+    code, stdout, err = run_cli(capsys, "baseline", "check", str(baseline), "--json")
+    assert code == 0, err
+    assert yaml.safe_load(stdout)["assumed_priorities"] == ["US4"]
+    from evalflow.inputs import load_benchmark
+
+    stories = load_benchmark(baseline).prd.stories
+    assert [(s.id, s.priority) for s in stories] == [
+        ("US1", "P0"), ("US2", "P1"), ("US3", "P2"), ("US4", "P1"),
+    ]  # fmt: skip
+    draft["priority_map"] = {"P4": "P9"}
+    baseline.write_text(yaml.safe_dump(draft))
+    code, _, err = run_cli(capsys, "baseline", "check", str(baseline))
+    assert code == 2 and "priority_map" in err and "\n" not in err.strip()

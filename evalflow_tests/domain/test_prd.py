@@ -151,3 +151,25 @@ def test_out_of_scope_under_assumptions_and_non_goals_kept_whole() -> None:
 def test_nested_bullet_belongs_to_its_ac() -> None:
     prd = parse_prd("## Story S1: A (P0)\n- S1-AC1: Given x\n  - then y\n- S1-AC2: z\n", "p.md")
     assert [a.text for a in prd.stories[0].acs] == ["Given x; then y", "z"]
+
+
+def test_priority_mapping_lays_over_the_dialect_table_and_unknown_labels_stay_assumed() -> None:
+    from evalflow_tests.cli.test_init import SPEC_MD
+
+    text = SPEC_MD
+    plain = parse_prd(text, "spec.md")
+    assert [(s.id, s.priority, s.assumed) for s in plain.stories] == [
+        ("US1", "P0", False), ("US2", "P2", False), ("US3", "P2", False), ("US4", "P1", True),
+    ]  # fmt: skip
+    mapped = parse_prd(text, "spec.md", priority_mapping={"p4": "P1", "P7": "P0"})
+    assert [(s.id, s.priority, s.assumed) for s in mapped.stories] == [
+        ("US1", "P0", False), ("US2", "P1", False), ("US3", "P2", False), ("US4", "P0", False),
+    ]  # fmt: skip
+    # The prd dialect reads P0-P2 as themselves; a mapping can add P3 without touching them.
+    prd = "## Story S1: A (P3)\n- S1-AC1: x\n## Story S2: B (P0)\n- S2-AC1: y\n"
+    assert [(s.priority, s.assumed) for s in parse_prd(prd).stories] == [
+        ("P1", True),
+        ("P0", False),
+    ]
+    got = parse_prd(prd, priority_mapping={"P3": "P2"}).stories
+    assert [(s.priority, s.assumed) for s in got] == [("P2", False), ("P0", False)]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from evalflow.domain.prd import SPEC_KIT_PRIORITY_MAP
 from evalflow.errors import InputError
 from evalflow.importers import IMPORTERS
 from evalflow.importers.model import (
     DEFAULT_PRIORITIES,
-    SPEC_KIT_PRIORITIES,
     check_round_trip,
     parse_priority_map,
     render_prd,
@@ -29,7 +29,7 @@ def _files(fmt: str) -> dict[str, str]:
 
 def _imported(fmt: str, spec: str | None = None, mapping=None):
     prd = IMPORTERS[fmt](_files(fmt), spec, mapping)
-    base = SPEC_KIT_PRIORITIES if fmt == "spec-kit" else DEFAULT_PRIORITIES
+    base = SPEC_KIT_PRIORITY_MAP if fmt == "spec-kit" else DEFAULT_PRIORITIES
     check_round_trip(prd, render_prd(prd, mapping or base, "0" * 40))
     return prd
 
@@ -58,18 +58,18 @@ def test_spec_kit_p1_to_p5_unknown_assumed_and_scope() -> None:
     assert prd.assumptions == ("Cooks have one pantry each.",)
     assert [r.split(":")[0] for r in prd.requirements] == ["FR-001", "FR-002"]
     assert "Independent Test is US4-AC1" in prd.notes[0]
-    text = render_prd(prd, SPEC_KIT_PRIORITIES, "0" * 40)
+    text = render_prd(prd, SPEC_KIT_PRIORITY_MAP, "0" * 40)
     assert "Story US4 (Barcode scan): unknown priority label 'P7'; priority ASSUMED P1." in text
 
 
 def test_priority_map_is_configurable_and_checked() -> None:
-    mapping = parse_priority_map("P4=P1, p7=P0", SPEC_KIT_PRIORITIES)
+    mapping = parse_priority_map("P4=P1, p7=P0", SPEC_KIT_PRIORITY_MAP)
     prd = _imported("spec-kit", mapping=mapping)
     assert [(s.id, s.priority, s.assumed) for s in prd.stories][1:] == [
         ("US2", "P1", False), ("US3", "P2", False), ("US4", "P0", False)
     ]  # fmt: skip
     with pytest.raises(InputError, match="invalid priority mapping entry 'P1:P0'"):
-        parse_priority_map("P1:P0", SPEC_KIT_PRIORITIES)
+        parse_priority_map("P1:P0", SPEC_KIT_PRIORITY_MAP)
 
 
 def test_kiro_ears_criteria() -> None:
