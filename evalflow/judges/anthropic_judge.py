@@ -453,15 +453,36 @@ class ClaudeClient:
         self.breaker = shared_breaker(self.client, settings)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()
+        # Batch answers paid in this process, recorded when the conversation replays them
+        # (once, at the batch price) instead of as a second, cached, row (`prepaid`).
+        self._prepaid: dict[str, UsageRecord] = {}
 
     @property
     def model(self) -> str:
         return self.settings.model
 
     def drain_usage(self) -> list[UsageRecord]:
+        """Usage since the last drain, with batch answers paid but never replayed."""
         with self._usage_lock:
-            records, self._usage = self._usage, []
+            records, self._usage = [*self._usage, *self._prepaid.values()], []
+            self._prepaid = {}
         return records
+
+    def prepaid(self, key: str, record: UsageRecord) -> None:
+        """A batch answer paid for now and stored under `key`: its usage is recorded when
+        `call` replays it (a paid row, not a cached one)."""
+        with self._usage_lock:
+            self._prepaid[key] = record
+
+    def cache_meta(self, site: CallSite, *, batch: bool) -> dict[str, Any]:
+        """What a cache entry records beside the response (`cache` module docstring)."""
+        return {
+            "model": self.settings.model,
+            "prompt_version": self.prompt_version,
+            "run_key": site.run_key,
+            "run": site.run,
+            "batch": batch,
+        }
 
     def record_usage(self, record: UsageRecord) -> None:
         with self._usage_lock:
@@ -483,15 +504,11 @@ class ClaudeClient:
         """The response body for `params` (a dict, as the API returned it)."""
         key = self.key_for(params, site)
         if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
+            found = self.cache.get_with_meta(key)
+            if found is not None:
+                hit, meta = found
                 if not prefetch:
-                    # The original call's tokens and price: what this answer cost to obtain,
-                    # although this run paid nothing for it (`cached`).
-                    original = self.usage_from_response(
-                        site, hit, request_id=None, attempt=0, batch=False
-                    )
-                    self.record_usage(original.model_copy(update={"cached": True}))
+                    self._replayed(key, site, hit, batch=bool(meta.get("batch")))
                 return hit
         if prefetch:
             raise PendingCallError(key, params, site)
@@ -506,9 +523,24 @@ class ClaudeClient:
                 larger["max_tokens"],
             )
             response = self._send(larger, site)
-        if self.cache is not None and response.get("stop_reason") not in UNCACHEABLE_STOPS:
-            self.cache.put(key, response)
+        if self.cache is not None:
+            self.cache.record_miss()
+            if response.get("stop_reason") not in UNCACHEABLE_STOPS:
+                self.cache.put(key, response, self.cache_meta(site, batch=False))
         return response
+
+    def _replayed(self, key: str, site: CallSite, hit: dict[str, Any], *, batch: bool) -> None:
+        with self._usage_lock:
+            paid_now = self._prepaid.pop(key, None)
+        if paid_now is not None:
+            self.record_usage(paid_now)
+            return
+        # The original call's tokens and price (at the batch rate when a batch answered it):
+        # what this answer cost to obtain, although this run paid nothing for it (`cached`).
+        original = self.usage_from_response(site, hit, request_id=None, attempt=0, batch=batch)
+        self.record_usage(original.model_copy(update={"cached": True}))
+        if self.cache is not None:
+            self.cache.record_hit(original.usd)
 
     def _send(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
         """One paid request: breaker check, budget reservation, the call, its usage record."""

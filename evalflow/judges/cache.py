@@ -1,4 +1,4 @@
-"""A content-addressed cache of model responses, one JSON file per request.
+"""A content-addressed cache of model responses, one JSON file per request, and its upkeep.
 
 The key is sha256 over everything that can change the answer: model, prompt version, the
 full request parameters (system, messages, tools, tool choice, max tokens, ...), the run
@@ -14,7 +14,15 @@ Because each response is stored the moment it arrives, an interrupted scoring ru
 for free: re-running it replays the stored turns (tool calls are re-executed locally against
 the same snapshot) and pays only for the calls that were never answered.
 
-Entries hold the response body only: never request headers, never credentials.
+Entries hold the response body and `meta` — model, prompt version, run key, run index and
+whether the answer was paid at the Message Batches price — never request headers, never
+credentials. `meta` is what `prune` selects on and what prices a replay like the original.
+
+The cache keeps its own counters in `<cache root>/stats.jsonl`, one line per event, appended
+with a single `O_APPEND` write (safe across threads and processes): a hit (a response replayed
+instead of paid, with the dollars the original call cost) or a miss (a response the API had to
+be paid for). `cache_stats` sums them with the entries' count and bytes for `evalflow cache
+stats`; `prune` and `clear` are `evalflow cache prune|clear`.
 """
 
 from __future__ import annotations
@@ -23,7 +31,11 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +43,8 @@ log = logging.getLogger(__name__)
 
 
 UNCACHEABLE_STOPS = frozenset({"max_tokens", "refusal"})
+STATS_FILE = "stats.jsonl"
+_HEX = frozenset("0123456789abcdef")
 
 
 def cache_key(
@@ -57,7 +71,7 @@ class ResponseCache:
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def _entry(self, key: str) -> dict[str, Any] | None:
         path = self.path(key)
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
@@ -69,13 +83,29 @@ class ResponseCache:
         if not isinstance(entry, dict) or entry.get("key") != key:
             log.warning("ignoring cache entry %s: it does not belong to its key", path)
             return None
-        response = entry.get("response")
-        return response if isinstance(response, dict) else None
+        return entry if isinstance(entry.get("response"), dict) else None
 
-    def put(self, key: str, response: dict[str, Any]) -> None:
+    def get(self, key: str) -> dict[str, Any] | None:
+        entry = self._entry(key)
+        return None if entry is None else entry["response"]
+
+    def get_with_meta(self, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """`(response, meta)` of an entry; `meta` is {} for entries stored without it."""
+        entry = self._entry(key)
+        if entry is None:
+            return None
+        meta = entry.get("meta")
+        return entry["response"], meta if isinstance(meta, dict) else {}
+
+    def put(
+        self, key: str, response: dict[str, Any], meta: Mapping[str, Any] | None = None
+    ) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        body = json.dumps({"key": key, "response": response}, sort_keys=True, indent=1)
+        entry: dict[str, Any] = {"key": key, "response": response}
+        if meta:
+            entry["meta"] = dict(meta)
+        body = json.dumps(entry, sort_keys=True, indent=1)
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -91,3 +121,136 @@ class ResponseCache:
 
     def __contains__(self, key: str) -> bool:
         return self.path(key).is_file()
+
+    def record_hit(self, usd: float) -> None:
+        """A response replayed instead of paid; `usd` is what the original call cost."""
+        self._count({"event": "hit", "usd": usd})
+
+    def record_miss(self) -> None:
+        """A response the API had to be paid for (interactive or through a batch)."""
+        self._count({"event": "miss"})
+
+    def _count(self, event: dict[str, Any]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.root / STATS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+def cache_roots(cache_dir: Path) -> list[Path]:
+    """The response caches under a warehouse's cache directory (`anthropic`, `openai`, ...)."""
+    if not cache_dir.is_dir():
+        return []
+    return sorted(p for p in cache_dir.iterdir() if p.is_dir() and _is_cache_root(p))
+
+
+def _is_cache_root(path: Path) -> bool:
+    return (path / STATS_FILE).is_file() or any(_is_shard(p) for p in path.iterdir())
+
+
+def _is_shard(path: Path) -> bool:
+    return path.is_dir() and len(path.name) == 2 and set(path.name) <= _HEX
+
+
+def entry_files(root: Path) -> Iterator[Path]:
+    """Every entry file of one cache root (not its stats or batch state)."""
+    if not root.is_dir():
+        return
+    for shard in sorted(p for p in root.iterdir() if _is_shard(p)):
+        yield from sorted(shard.glob("*.json"))
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    backend: str
+    entries: int
+    bytes: int
+    hits: int
+    misses: int
+    saved_usd: float
+
+    @property
+    def hit_rate(self) -> float | None:
+        """Hits over lookups that reached the cache's counters; None before any (not 0)."""
+        total = self.hits + self.misses
+        return self.hits / total if total else None
+
+
+def cache_stats(root: Path) -> CacheStats:
+    files = list(entry_files(root))
+    hits = misses = 0
+    saved = 0.0
+    stats = root / STATS_FILE
+    if stats.is_file():
+        for line in stats.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash: the counters stay honest, it is dropped
+            if event.get("event") == "hit":
+                hits += 1
+                saved += float(event.get("usd") or 0.0)
+            elif event.get("event") == "miss":
+                misses += 1
+    return CacheStats(
+        backend=root.name,
+        entries=len(files),
+        bytes=sum(f.stat().st_size for f in files),
+        hits=hits,
+        misses=misses,
+        saved_usd=saved,
+    )
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    backend: str
+    removed: int
+    freed_bytes: int
+    kept: int
+
+
+def prune(
+    root: Path,
+    *,
+    older_than_days: float | None = None,
+    keep_prompt_versions: Iterable[str] | None = None,
+    registered_runs: Iterable[str] | None = None,
+    now: float | None = None,
+) -> PruneResult:
+    """Remove the entries that match any given rule: stored more than `older_than_days`
+    ago; of a prompt version not in `keep_prompt_versions`; of a run key not in
+    `registered_runs`. An entry stored without `meta` has no known prompt version or run
+    key, so the last two rules remove it (nothing could replay it with today's keys)."""
+    cutoff = None if older_than_days is None else (now or time.time()) - older_than_days * 86400
+    versions = None if keep_prompt_versions is None else set(keep_prompt_versions)
+    runs = None if registered_runs is None else set(registered_runs)
+    removed = freed = kept = 0
+    for path in entry_files(root):
+        try:
+            size, stored = path.stat().st_size, path.stat().st_mtime
+            meta = json.loads(path.read_text(encoding="utf-8")).get("meta") or {}
+        except (OSError, ValueError, AttributeError):
+            meta, size, stored = {}, 0, 0.0
+        drop = (
+            (cutoff is not None and stored < cutoff)
+            or (versions is not None and meta.get("prompt_version") not in versions)
+            or (runs is not None and meta.get("run_key") not in runs)
+        )
+        if drop:
+            path.unlink(missing_ok=True)
+            removed, freed = removed + 1, freed + size
+        else:
+            kept += 1
+    return PruneResult(root.name, removed, freed, kept)
+
+
+def clear(root: Path) -> PruneResult:
+    """Remove every entry, the counters and the batch state of one cache root."""
+    before = cache_stats(root)
+    if root.is_dir():
+        shutil.rmtree(root)
+    return PruneResult(root.name, before.entries, before.bytes, 0)

@@ -8,7 +8,10 @@ through `base_url`. It serves:
   system → tool_choice → messages, the minimum cacheable length, a 5-minute TTL), so cache
   reads/writes are what such a request would get, not numbers typed into the test;
 - the Message Batches endpoints: create, retrieve (ends after `batch_polls_before_end` polls),
-  results (JSONL), cancel. Batched requests are answered by the same responder.
+  results (JSONL), cancel; an unknown batch id is a 404. Batched requests are answered by the
+  same responder: all at creation, or `batch_items_per_poll` per retrieve (so a cancelled
+  batch has succeeded and canceled results, like the real API). `batch_billed` counts how
+  often each custom_id was processed (= billed): a resumed run must not raise it.
 Scripted failures (`fail_next`) return e.g. a 529 `overloaded_error` with `retry-after-ms`.
 Requests without an `Authorization`/`X-Api-Key` header get a 401, like the real API.
 """
@@ -179,10 +182,15 @@ class PromptCacheModel:
 @dataclass
 class _Batch:
     id: str
-    results: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
     created: float
+    results: list[dict[str, Any]] = field(default_factory=list)
     polls: int = 0
     canceled: bool = False
+
+    @property
+    def unprocessed(self) -> list[dict[str, Any]]:
+        return self.requests[len(self.results) :]
 
 
 @dataclass
@@ -192,6 +200,7 @@ class FakeAnthropic:
     responder: Responder
     latency_s: float = 0.0
     batch_polls_before_end: int = 1
+    batch_items_per_poll: int | None = None
     cache_model: PromptCacheModel = field(default_factory=PromptCacheModel)
     fail_next: list[Fail] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -201,6 +210,7 @@ class FakeAnthropic:
     batch_calls: dict[str, int] = field(
         default_factory=lambda: {"create": 0, "retrieve": 0, "results": 0, "cancel": 0}
     )
+    batch_billed: dict[str, int] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
@@ -292,29 +302,47 @@ class FakeAnthropic:
             "usage": usage,
         }
 
-    def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
-        batch_id = self._next_id("msgbatch")
-        results = []
-        for item in body["requests"]:
+    def _process(self, batch: _Batch, count: int) -> None:
+        """Answer (and bill) the next `count` requests of a batch."""
+        for item in batch.unprocessed[:count]:
             status, answer = self.answer(item["params"], batch=True)
             result = (
                 {"type": "succeeded", "message": answer}
                 if status == 200
                 else {"type": "errored", "error": answer}
             )
-            results.append({"custom_id": item["custom_id"], "result": result})
+            with self._lock:
+                self.batch_billed[item["custom_id"]] = (
+                    self.batch_billed.get(item["custom_id"], 0) + 1
+                )
+            batch.results.append({"custom_id": item["custom_id"], "result": result})
+
+    def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        batch_id = self._next_id("msgbatch")
+        batch = _Batch(batch_id, list(body["requests"]), self.clock())
+        if self.batch_items_per_poll is None:
+            self._process(batch, len(batch.requests))
         with self._lock:
-            self._batches[batch_id] = _Batch(batch_id, results, self.clock())
+            self._batches[batch_id] = batch
             self.batch_calls["create"] += 1
         return self.batch_json(batch_id)
+
+    def has_batch(self, batch_id: str) -> bool:
+        with self._lock:
+            return batch_id in self._batches
 
     def batch_json(self, batch_id: str, *, poll: bool = False) -> dict[str, Any]:
         with self._lock:
             batch = self._batches[batch_id]
+        if poll and not batch.canceled and self.batch_items_per_poll is not None:
+            self._process(batch, self.batch_items_per_poll)
+        with self._lock:
             if poll:
                 batch.polls += 1
                 self.batch_calls["retrieve"] += 1
-            ended = batch.canceled or batch.polls >= self.batch_polls_before_end
+            ended = batch.canceled or (
+                batch.polls >= self.batch_polls_before_end and not batch.unprocessed
+            )
         n = len(batch.results)
         succeeded = sum(1 for r in batch.results if r["result"]["type"] == "succeeded")
         return {
@@ -322,10 +350,10 @@ class FakeAnthropic:
             "type": "message_batch",
             "processing_status": "ended" if ended else "in_progress",
             "request_counts": {
-                "processing": 0 if ended else n,
+                "processing": 0 if ended else len(batch.requests),
                 "succeeded": succeeded if ended else 0,
                 "errored": n - succeeded if ended else 0,
-                "canceled": 0,
+                "canceled": len(batch.unprocessed) if ended else 0,
                 "expired": 0,
             },
             "created_at": "2026-11-30T00:00:00Z",
@@ -341,7 +369,12 @@ class FakeAnthropic:
     def batch_results(self, batch_id: str) -> bytes:
         with self._lock:
             self.batch_calls["results"] += 1
-            results = list(self._batches[batch_id].results)
+            batch = self._batches[batch_id]
+            results = list(batch.results)
+            results += [
+                {"custom_id": item["custom_id"], "result": {"type": "canceled"}}
+                for item in batch.unprocessed
+            ]
         return "".join(json.dumps(r) + "\n" for r in results).encode()
 
     def cancel_batch(self, batch_id: str) -> dict[str, Any]:
@@ -397,7 +430,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(status, payload)
         elif path == "/v1/messages/batches":
             self._json(200, fake.create_batch(body))
-        elif match := re.fullmatch(r"/v1/messages/batches/([\w-]+)/cancel", path):
+        elif (match := re.fullmatch(r"/v1/messages/batches/([\w-]+)/cancel", path)) and (
+            fake.has_batch(match.group(1))
+        ):
             self._json(200, fake.cancel_batch(match.group(1)))
         else:
             self._json(
@@ -409,9 +444,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fake = self.server_fake
         path = self.path.split("?", 1)[0]
-        if match := re.fullmatch(r"/v1/messages/batches/([\w-]+)/results", path):
+        match = re.fullmatch(r"/v1/messages/batches/([\w-]+)(/results)?", path)
+        if match and not fake.has_batch(match.group(1)):
+            message = f"batch {match.group(1)} not found"
+            self._json(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": message}}
+            )
+        elif match and match.group(2):
             self._send(200, fake.batch_results(match.group(1)), "application/binary")
-        elif match := re.fullmatch(r"/v1/messages/batches/([\w-]+)", path):
+        elif match:
             self._json(200, fake.batch_json(match.group(1), poll=True))
         else:
             self._json(
