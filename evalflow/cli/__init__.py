@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from evalflow import __version__
+from evalflow import __version__, settings
 from evalflow.cli.failures import exit_code_for
 
 # Command name → "module:attribute". Modules load on first use, so a light command never pays
@@ -36,6 +36,7 @@ COMMANDS = {
     "calibrate": "evalflow.cli.calibrate:calibrate",
     "probe": "evalflow.cli.probe:probe_group",
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
+    "cache": "evalflow.cli.cache:cache_group",
 }
 
 # The first sentence of each command's help, so `evalflow --help` lists the commands without
@@ -66,6 +67,7 @@ SUMMARIES = {
     "check).",
     "probe": "Help writing the probes of a baseline's checks.",
     "side-metrics": "Adjudication of the side metrics E and S.",
+    "cache": "The judges' response caches: stats, prune, clear.",
 }
 
 
@@ -105,6 +107,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the group and maps every failure to one line + exit code."""
     try:
+        settings.check_environment()
         rc = cli.main(args=argv, prog_name="evalflow", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
