@@ -18,17 +18,20 @@ def bare_model(model: str) -> str:
 def model_family(model: str) -> str:
     """The vendor family of a model id, for the self-preference rule (SPEC core rule 4).
 
-    claude-* → anthropic; gpt-*, o1/o3/o4*, chatgpt-*, codex-* → openai; gemini-*/gemma-* →
-    google; grok-* → xai; llama-* → meta; mistral/mixtral/codestral/devstral/magistral-* →
-    mistral; deepseek-* → deepseek; qwen*/qwq-* → alibaba; kimi-*/moonshot-* → moonshot;
-    glm-* → zhipu. Provider prefixes (`anthropic/`, `bedrock` style `anthropic.`, `openai/`)
-    and date suffixes are ignored. Anything else is its own family: the first dash-separated
+    claude-* → anthropic; gpt-* (gpt-oss too), o1/o3/o4… (any `o<digits>`), chatgpt-*, codex-*
+    → openai; gemini-*/gemma-* → google; grok-* → xai; llama-* → meta;
+    mistral/mixtral/codestral/devstral/magistral-* → mistral; deepseek-* → deepseek;
+    qwen*/qwq-* → alibaba; kimi-*/moonshot-* → moonshot; glm-* → zhipu. Provider prefixes
+    (`anthropic/`, `bedrock` style `anthropic.`, `openai/`), date suffixes and the organisation
+    of a hub id as local servers name models (`meta-llama/Llama-3.1-8B-Instruct`,
+    `Qwen/Qwen2.5-Coder-32B`, Gemini's `models/gemini-2.5-pro`) are ignored, and so is an
+    Ollama tag (`llama3.1:8b`). Anything else is its own family: the first dash-separated
     token of the bare id.
     """
-    bare = bare_model(model)
+    bare = bare_model(model).rsplit("/", 1)[-1]
     rules: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("anthropic", ("claude",)),
-        ("openai", ("gpt", "o1", "o3", "o4", "chatgpt", "codex")),
+        ("openai", ("gpt", "chatgpt", "codex")),
         ("google", ("gemini", "gemma")),
         ("xai", ("grok",)),
         ("meta", ("llama",)),
@@ -39,6 +42,8 @@ def model_family(model: str) -> str:
         ("zhipu", ("glm",)),
     )
     head = re.split(r"[-_.:/ ]", bare, maxsplit=1)[0]
+    if re.fullmatch(r"o\d+", head):
+        return "openai"
     for family, prefixes in rules:
         if any(head == p or (len(p) > 2 and head.startswith(p)) for p in prefixes):
             return family
@@ -51,3 +56,14 @@ def same_family(judge_model: str, author_model: str | None) -> bool:
     if not author_model or not author_model.strip():
         return False
     return model_family(judge_model) == model_family(author_model)
+
+
+# Judge backends whose verdict ids are `<backend>:<model>` with a model that has a family.
+LLM_BACKENDS = ("anthropic", "openai")
+
+
+def judge_family(judge_id: str) -> str | None:
+    """The model family behind a verdict's `judge_id` (`anthropic:claude-…` → anthropic,
+    `openai:gpt-…` → openai); None for judges without a model (heuristic, labels)."""
+    backend, _, model = judge_id.partition(":")
+    return model_family(model) if backend in LLM_BACKENDS and model else None

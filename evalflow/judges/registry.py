@@ -1,8 +1,12 @@
 """Judge selection by name (`--judge`, manifest `judge:` key, config).
 
-`heuristic` (offline default), `anthropic` (Claude), `hybrid` (heuristic first, Claude for
-the rest), `labels` (verdicts from a file). The LLM judges need `ANTHROPIC_API_KEY`; their
-modules are imported only when chosen, so the offline path never loads the SDK.
+`heuristic` (offline default), `anthropic` (Claude), `openai` (any OpenAI-compatible
+Chat Completions API: OpenAI, Gemini's compatible endpoint, vLLM, Ollama), `hybrid` (heuristic
+first, Claude for the rest), `labels` (verdicts from a file), and panels
+`panel:<name>,<name>[,<name>]` that split the k scoring runs across judges (`panel`). The
+LLM judges need their API key (`ANTHROPIC_API_KEY`; for openai the variable
+`EVALFLOW_OPENAI_API_KEY_ENV` names, default `OPENAI_API_KEY`); their modules are imported only
+when chosen, so the offline path never loads an SDK or an HTTP client.
 """
 
 from __future__ import annotations
@@ -10,12 +14,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import click
+
 from evalflow.errors import InputError
 from evalflow.judges.base import Judge
 from evalflow.judges.cost import Budget
 from evalflow.judges.heuristic import HeuristicJudge
+from evalflow.judges.panel import PANEL_PREFIX, PanelJudge
 
-JUDGE_NAMES = ("heuristic", "anthropic", "hybrid", "labels")
+JUDGE_NAMES = ("heuristic", "anthropic", "openai", "hybrid", "labels")
+# A panel member judges on its own: not a labels file (one per run), not another panel.
+PANEL_MEMBERS = ("heuristic", "anthropic", "openai", "hybrid")
+MAX_PANEL = 3  # k = 3 runs: a fourth member would never vote
 
 
 def require_api_key(name: str) -> None:
@@ -28,6 +38,51 @@ def require_api_key(name: str) -> None:
         )
 
 
+def panel_members(name: str) -> tuple[str, ...] | None:
+    """The member names of `panel:a,b` (validated), or None when `name` is not a panel."""
+    if not name.startswith(PANEL_PREFIX):
+        return None
+    members = tuple(part.strip() for part in name.removeprefix(PANEL_PREFIX).split(","))
+    fix = (
+        f"name 2 to {MAX_PANEL} different judges of {', '.join(PANEL_MEMBERS)}, "
+        "e.g. --judge panel:anthropic,openai"
+    )
+    unknown = [m for m in members if m not in PANEL_MEMBERS]
+    if unknown:
+        raise InputError(f"unknown panel member {unknown[0]!r}", where=name, fix=fix)
+    if not 2 <= len(members) <= MAX_PANEL or len(set(members)) != len(members):
+        raise InputError(f"a panel needs 2 to {MAX_PANEL} different judges", where=name, fix=fix)
+    return members
+
+
+def check_judge_name(name: str) -> str:
+    """`name` in canonical form (a panel without spaces), or a one-line InputError."""
+    members = panel_members(name.strip())
+    if members is not None:
+        return PANEL_PREFIX + ",".join(members)
+    if name not in JUDGE_NAMES:
+        raise InputError(
+            f"unknown judge {name!r}",
+            fix=f"use one of: {', '.join(JUDGE_NAMES)}, or panel:<judge>,<judge>",
+        )
+    return name
+
+
+class JudgeName(click.ParamType):
+    """`--judge`: one of JUDGE_NAMES or a panel, checked like the manifest's `judge:`."""
+
+    name = "judge"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        try:
+            return check_judge_name(str(value))
+        except InputError as exc:
+            self.fail(exc.one_line(), param, ctx)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(JUDGE_NAMES) + "|panel:A,B]"
+
+
 def make_judge(
     name: str,
     *,
@@ -37,25 +92,33 @@ def make_judge(
 ) -> Judge:
     """The judge called `name`.
 
-    `cache_dir` is the warehouse cache root (`<warehouse>/cache`): the Claude judges keep
-    their response cache under `<cache_dir>/anthropic`. `budget` is the `--max-cost` limit to
-    share (pass one `Budget` to every judge of one evaluation so the k runs draw on the same
-    limit); without it the Claude judges read `EVALFLOW_MAX_COST_USD`.
+    `cache_dir` is the warehouse cache root (`<warehouse>/cache`): the LLM judges keep their
+    response caches under `<cache_dir>/anthropic` and `<cache_dir>/openai`. `budget` is the
+    `--max-cost` limit to share (pass one `Budget` to every judge of one evaluation so the k
+    runs — and every member of a panel — draw on the same limit); without it the LLM judges
+    read `EVALFLOW_MAX_COST_USD`.
     """
+    name = check_judge_name(name)
+    members = panel_members(name)
+    if members is not None:
+        return PanelJudge([make_judge(m, cache_dir=cache_dir, budget=budget) for m in members])
     if name == "heuristic":
         return HeuristicJudge()
     if name == "labels":
         from evalflow.judges.labels import LabelsJudge
 
         return LabelsJudge(labels_path)
-    if name in {"anthropic", "hybrid"}:
-        require_api_key(name)
-        from evalflow.judges.anthropic_judge import ClaudeJudge
+    if name == "openai":
+        from evalflow.judges.openai_judge import OpenAIJudge
 
-        claude = ClaudeJudge(cache_dir=cache_dir, budget=budget)
-        if name == "anthropic":
-            return claude
-        from evalflow.judges.hybrid import HybridJudge
+        return OpenAIJudge(cache_dir=cache_dir, budget=budget)
+    # anthropic or hybrid: check_judge_name let nothing else through.
+    require_api_key(name)
+    from evalflow.judges.anthropic_judge import ClaudeJudge
 
-        return HybridJudge(claude)
-    raise InputError(f"unknown judge {name!r}", fix=f"use one of: {', '.join(JUDGE_NAMES)}")
+    claude = ClaudeJudge(cache_dir=cache_dir, budget=budget)
+    if name == "anthropic":
+        return claude
+    from evalflow.judges.hybrid import HybridJudge
+
+    return HybridJudge(claude)

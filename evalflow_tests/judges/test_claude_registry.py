@@ -17,7 +17,7 @@ from evalflow_tests.judges.fake_anthropic import TEST_KEY
 
 
 def test_names() -> None:
-    assert JUDGE_NAMES == ("heuristic", "anthropic", "hybrid", "labels")
+    assert JUDGE_NAMES == ("heuristic", "anthropic", "openai", "hybrid", "labels")
     assert isinstance(make_judge("heuristic"), HeuristicJudge)
     with pytest.raises(InputError, match="unknown judge 'gpt'"):
         make_judge("gpt")

@@ -1,0 +1,294 @@
+"""The OpenAI-compatible judge against the local fake Chat Completions API."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from evalflow.errors import InputError, JudgeUnavailableError
+from evalflow.judges.cost import BUDGET_STOP, Budget
+from evalflow.judges.family import judge_family, model_family, same_family
+from evalflow.judges.openai_judge import OpenAIJudge, OpenAISettings
+from evalflow.judges.prompt import LAST_TURN_NOTICE, SYSTEM_PROMPT, UNTRUSTED_OPEN
+from evalflow_tests.judges.fake_anthropic import demo_request, demo_snapshot
+from evalflow_tests.judges.fake_openai import (
+    TEST_KEY,
+    TEST_PRICES,
+    Fail,
+    FakeOpenAI,
+    Hang,
+    Malformed,
+    Reply,
+    Turn,
+    calls,
+    hand_cost,
+    openai_judge,
+    submit,
+    tool_call,
+)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    for name in ("EVALFLOW_OPENAI_MODEL", "EVALFLOW_OPENAI_BASE_URL", "EVALFLOW_MAX_COST_USD"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def greet_or_bye(turn: Turn) -> Reply:
+    """Turn 1: grep the check's symbol; turn 2: MET citing the matching line (UNMET for the
+    missing bye() test)."""
+    target = "bye" if turn.check_id.startswith("S2") else "greet"
+    test = turn.check_id.endswith("T1")
+    search = {"pattern": rf"\b{target}\(", "scope": "**", "hits": 1}
+    if turn.turn == 1:
+        return calls(tool_call("grep", {"pattern": search["pattern"], "path_glob": "**"}, turn))
+    if test and target == "bye":
+        return submit(turn, "UNMET", searches=[search], rationale="no test asserts bye()")
+    path, line, quote = (
+        ("tests/test_core.py", 5, 'assert greet("Ada") == "Hello, Ada"')
+        if test
+        else ("app/core.py", 2, 'return f"Hello, {name}"')
+        if target == "greet"
+        else ("app/core.py", 6, 'return "bye"')
+    )
+    evidence = [{"path": path, "start_line": line, "end_line": line, "quote": quote}]
+    return submit(turn, "MET", evidence=evidence, searches=[search], rationale="shown")
+
+
+def test_scores_every_check_with_strict_tools_and_prices_each_call(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye, expected_key=TEST_KEY) as fake:
+        judge = openai_judge(fake, tmp_path)
+        verdicts = judge.score(demo_request())
+    assert [v.status for v in verdicts] == ["MET", "MET", "MET", "UNMET"]
+    assert {v.judge_id for v in verdicts} == {"openai:gpt-5.5"}
+    assert verdicts[3].searches and verdicts[3].searches[0].pattern == r"\bbye\("
+    assert len(fake.requests) == 8  # 4 checks x (grep turn + submit turn)
+    first = fake.requests[0]
+    assert first["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert first["tool_choice"] == "auto" and first["parallel_tool_calls"] is False
+    assert first["max_completion_tokens"] == 16000
+    assert "temperature" not in first and "reasoning_effort" not in first
+    tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    assert set(tools) == {"list_files", "grep", "read_file", "submit_verdict"}
+    assert all(t["strict"] is True for t in tools.values())
+    assert list(tools["submit_verdict"]["parameters"]["properties"]) == [
+        "evidence",
+        "searches",
+        "rationale",
+        "status",
+    ]
+    second = next(r for r in fake.requests if len(r["messages"]) == 4)
+    tool_answer = second["messages"][-1]
+    assert tool_answer["role"] == "tool" and tool_answer["content"].startswith(UNTRUSTED_OPEN)
+    assert second["messages"][2]["tool_calls"][0]["function"]["name"] == "grep"
+    usage = judge.drain_usage()
+    assert len(usage) == 8 and not any(r.cached for r in usage)
+    assert sum(r.cache_read_tokens for r in usage) > 0  # the shared prefix is cached
+    assert sum(r.usd for r in usage) == pytest.approx(hand_cost(fake.usages))
+    # The key travels in the Authorization header only.
+    assert all(h["Authorization"] == f"Bearer {TEST_KEY}" for h in fake.headers)
+    assert TEST_KEY not in json.dumps(fake.requests)
+
+
+def test_unchanged_rerun_is_served_from_cache_and_a_new_head_is_not(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye) as fake:
+        first = openai_judge(fake, tmp_path).score(demo_request())
+        sent = len(fake.requests)
+        again = openai_judge(fake, tmp_path)
+        assert again.score(demo_request()) == first
+        assert len(fake.requests) == sent  # 0 requests on an unchanged rerun
+        assert all(r.cached for r in again.drain_usage())
+        moved = replace(demo_snapshot(), commit="beef01")
+        again.score(demo_request(snapshot=moved))
+        assert len(fake.requests) == 2 * sent  # another head: nothing replayed
+        again.score(demo_request(run=2))
+        assert len(fake.requests) == 3 * sent  # another run index: its own answers
+    for entry in tmp_path.rglob("*.json"):
+        assert TEST_KEY not in entry.read_text()
+    assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*.json")} == {"openai"}
+
+
+def test_last_turn_is_announced_and_forces_submit(tmp_path: Path) -> None:
+    def keeps_grepping(turn: Turn) -> Reply:
+        return calls(tool_call("grep", {"pattern": "greet", "path_glob": "**"}, turn))
+
+    with FakeOpenAI(keeps_grepping) as fake:
+        judge = openai_judge(fake, tmp_path, max_turns=3)
+        (verdict,) = judge.score(demo_request(checks=demo_request().checks[0][1:2]))
+    assert verdict.status == "UNSCORED" and "tool loop exhausted" in verdict.rationale
+    last = fake.requests[-1]
+    assert last["tool_choice"] == {"type": "function", "function": {"name": "submit_verdict"}}
+    assert last["messages"][-1] == {"role": "user", "content": LAST_TURN_NOTICE}
+    assert all(r["tool_choice"] == "auto" for r in fake.requests[:-1])
+
+
+def test_malformed_arguments_get_one_retry_then_unscored(tmp_path: Path) -> None:
+    def broken(turn: Turn) -> Reply:
+        call = tool_call("submit_verdict", {}, turn)
+        call["function"]["arguments"] = '{"status": "MET", '  # truncated JSON
+        return calls(call)
+
+    def broken_then_good(turn: Turn) -> Reply:
+        if turn.turn == 1:
+            return broken(turn)
+        quote = 'return f"Hello, {name}"'
+        evidence = [{"path": "app/core.py", "start_line": 2, "end_line": 2, "quote": quote}]
+        return submit(turn, "MET", evidence=evidence)
+
+    check = demo_request().checks[0][1:2]
+    with FakeOpenAI(broken) as fake:
+        (verdict,) = openai_judge(fake, tmp_path / "a").score(demo_request(checks=check))
+    assert verdict.status == "UNSCORED"
+    assert verdict.rationale.startswith("malformed answer twice: the arguments are not")
+    retry = fake.requests[1]
+    assert retry["messages"][-1]["role"] == "tool"
+    assert "invalid submit_verdict input" in retry["messages"][-1]["content"]
+    assert retry["tool_choice"]["function"]["name"] == "submit_verdict"
+    assert not list((tmp_path / "a").rglob("*.json"))  # rejected answers are never cached
+    with FakeOpenAI(broken_then_good) as fake:
+        (verdict,) = openai_judge(fake, tmp_path / "b").score(demo_request(checks=check))
+    assert verdict.status == "MET" and len(fake.requests) == 2
+
+
+def test_a_wrong_key_aborts_after_the_first_request(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    with FakeOpenAI(greet_or_bye, expected_key="sk-proj-the-right-one") as fake:
+        judge = openai_judge(fake, tmp_path, concurrency=1)
+        with pytest.raises(JudgeUnavailableError) as err:
+            judge.score(demo_request())
+    assert len(fake.requests) == 1
+    line = err.value.one_line()
+    assert "HTTP 401 invalid_api_key: Incorrect API key provided" in line
+    assert TEST_KEY not in line + caplog.text
+
+
+def test_out_of_credit_is_fatal_and_not_retried(tmp_path: Path) -> None:
+    quota = Fail(429, "insufficient_quota", "You exceeded your current quota", "insufficient_quota")
+    with FakeOpenAI(lambda turn: quota) as fake:
+        judge = openai_judge(fake, tmp_path, concurrency=1, max_retries=4)
+        with pytest.raises(JudgeUnavailableError, match="insufficient_quota"):
+            judge.score(demo_request())
+    assert len(fake.requests) == 1
+
+
+def test_a_429_storm_trips_the_breaker_after_n_failures(tmp_path: Path) -> None:
+    storm = Fail(429, "rate_limit_error", "Rate limit reached for requests")
+    with FakeOpenAI(lambda turn: storm) as fake:
+        judge = openai_judge(fake, tmp_path, concurrency=1, max_retries=1, breaker_failures=3)
+        with pytest.raises(JudgeUnavailableError, match="3 consecutive API failures"):
+            judge.score(demo_request())
+    assert len(fake.requests) == 3 * 2  # each failure = 1 attempt + 1 retry, then nothing
+
+
+def test_a_hung_api_times_out_and_trips_the_breaker(tmp_path: Path) -> None:
+    with FakeOpenAI(lambda turn: Hang(3.0)) as fake:
+        judge = openai_judge(
+            fake, tmp_path, concurrency=1, max_retries=0, timeout_s=0.2, breaker_failures=2
+        )
+        started = time.monotonic()
+        with pytest.raises(JudgeUnavailableError, match="timed out"):
+            judge.score(demo_request())
+    assert time.monotonic() - started < 2.5
+    assert len(fake.requests) == 2
+
+
+def test_a_malformed_body_is_one_unscored_check_and_never_cached(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye, fail_next=[Malformed()]) as fake:
+        judge = openai_judge(fake, tmp_path, concurrency=1)
+        verdicts = judge.score(demo_request())
+    assert verdicts[0].status == "UNSCORED"
+    assert verdicts[0].rationale.startswith("API failure: the response is not a chat completion")
+    assert [v.status for v in verdicts[1:]] == ["MET", "MET", "UNMET"]
+    assert fake.failures_served == 1
+
+
+def test_budget_holds_and_an_ample_one_judges_everything(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye) as fake:
+        # Each call reserves ~$0.04 (its worst case) and costs ~$0.006: a few fit.
+        budget = Budget(0.05)
+        judge = OpenAIJudge(
+            OpenAISettings(base_url=fake.base_url, max_tokens=2000),
+            cache_dir=tmp_path / "tight",
+            budget=budget,
+            prices=TEST_PRICES,
+        )
+        verdicts = judge.score(demo_request())
+        assert 0 < budget.spent <= 0.05
+        assert BUDGET_STOP in {v.rationale for v in verdicts}
+        assert sum(r.usd for r in judge.drain_usage()) == pytest.approx(budget.spent)
+        ample = Budget(10.0)
+        judge = OpenAIJudge(
+            OpenAISettings(base_url=fake.base_url),
+            cache_dir=tmp_path / "ample",
+            budget=ample,
+            prices=TEST_PRICES,
+        )
+        assert all(v.status != "UNSCORED" for v in judge.score(demo_request()))
+        assert 0 < ample.spent <= 10.0
+
+
+def test_missing_key_and_unpriced_model_are_one_line_input_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(InputError, match="OPENAI_API_KEY is not set") as err:
+        OpenAIJudge(prices=TEST_PRICES)
+    assert "EVALFLOW_OPENAI_API_KEY_ENV" in err.value.one_line()
+    monkeypatch.setenv("EVALFLOW_OPENAI_API_KEY_ENV", "GEMINI_API_KEY")
+    monkeypatch.setenv("GEMINI_API_KEY", "g-key")
+    monkeypatch.setenv("EVALFLOW_OPENAI_MODEL", "my-local-model")
+    with pytest.raises(InputError, match="no price for model 'my-local-model'"):
+        OpenAIJudge(prices=TEST_PRICES)
+
+
+def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALFLOW_OPENAI_BASE_URL", "http://user:pw@localhost:11434/v1/")
+    monkeypatch.setenv("EVALFLOW_OPENAI_MODEL", "llama3.1:8b")
+    monkeypatch.setenv("EVALFLOW_OPENAI_TEMPERATURE", "0")
+    monkeypatch.setenv("EVALFLOW_OPENAI_FORCE_FINAL_TOOL", "0")
+    settings = OpenAISettings.from_env()
+    assert (settings.model, settings.temperature, settings.force_final_tool) == (
+        "llama3.1:8b",
+        0.0,
+        False,
+    )
+    assert settings.endpoint == "http://localhost:11434/v1"  # no credentials recorded
+    monkeypatch.setenv("EVALFLOW_OPENAI_MAX_TURNS", "many")
+    with pytest.raises(InputError, match="max_turns") as err:
+        OpenAISettings.from_env()
+    assert "EVALFLOW_OPENAI_MAX_TURNS" in err.value.one_line()
+    monkeypatch.delenv("EVALFLOW_OPENAI_MAX_TURNS")
+    monkeypatch.setenv("EVALFLOW_OPENAI_BASE_URL", "api.openai.com/v1")
+    with pytest.raises(InputError, match="not an http"):
+        OpenAISettings.from_env()
+
+
+def test_temperature_and_effort_are_sent_only_when_set(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye) as fake:
+        judge = openai_judge(fake, tmp_path, temperature=0.0, reasoning_effort="low")
+        judge.score(demo_request(checks=demo_request().checks[0][1:2]))
+    assert fake.requests[0]["temperature"] == 0.0
+    assert fake.requests[0]["reasoning_effort"] == "low"
+    assert judge.fingerprint_fields()["temperature"] == 0.0
+
+
+def test_model_families_of_compatible_servers() -> None:
+    assert model_family("gpt-5.5") == model_family("o3-mini") == model_family("o5") == "openai"
+    assert model_family("gpt-oss:20b") == "openai"
+    assert model_family("gemini-3-flash-preview") == model_family("models/gemini-2.5-pro")
+    assert model_family("models/gemini-2.5-pro") == "google"
+    assert model_family("meta-llama/Llama-3.1-8B-Instruct") == "meta"
+    assert model_family("llama3.1:8b") == "meta"
+    assert model_family("Qwen/Qwen2.5-Coder-32B-Instruct") == "alibaba"
+    assert model_family("mistralai/Devstral-Small") == "mistral"
+    assert not same_family("gpt-5.5", "claude-opus-4-6")
+    assert same_family("gpt-5.5", "openai/o4-mini")
+    assert judge_family("openai:gpt-5.5") == "openai"
+    assert judge_family("anthropic:claude-sonnet-5-5") == "anthropic"
+    assert judge_family("heuristic") is None and judge_family("labels:gold.yaml") is None
