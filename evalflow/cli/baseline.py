@@ -1,7 +1,8 @@
 """`evalflow baseline check|render|freeze|draft|lint`: the frozen AC checklist of a benchmark.
 
-`draft` writes a rule-based draft from the PRD (never over a frozen baseline); `lint` warns
-about violations of SPEC's decomposition rules (exit 0, `--strict` ⇒ 1).
+`draft` writes a draft from the PRD (never over a frozen baseline) with the offline rules or
+the Claude drafter (`evalflow.judges.claude_drafter`: same rules, verified probes, cached and
+costed); `lint` warns about violations of SPEC's decomposition rules (exit 0, `--strict` ⇒ 1).
 
 `freeze` validates the YAML against its PRD, renders `_ac-baseline.md` (never timestamped)
 and records the baseline's sha256 in `_ac-baseline.lock`; `check` then refuses a baseline
@@ -18,7 +19,7 @@ import click
 
 from evalflow.cli.output import emit_json
 from evalflow.domain.baseline import render_baseline_markdown
-from evalflow.domain.baseline_draft import draft_baseline, render_draft
+from evalflow.domain.baseline_draft import render_draft
 from evalflow.domain.baseline_lint import lint_baseline, lint_probes
 from evalflow.errors import InputError
 from evalflow.inputs import Benchmark, load_benchmark, lock_path, read_text
@@ -115,8 +116,37 @@ def freeze(baseline: Path, force: bool) -> None:
 @click.option("--priority-map", default="",
               help="LABEL=P0|P1|P2 pairs over the PRD dialect's table, written to the draft's "
                    "priority_map (e.g. P4=P1).")  # fmt: skip
-def draft(prd: Path, benchmark: str, out: Path | None, force: bool, priority_map: str) -> None:
-    """Draft a baseline from the PRD with the offline rule-based drafter (deterministic)."""
+@click.option("--drafter", type=click.Choice(["offline", "claude"]), default="offline",
+              show_default=True,
+              help="offline: deterministic rules, no network; claude: the same rules through "
+                   "Claude (ANTHROPIC_API_KEY), with verified probes.")  # fmt: skip
+@click.option("--repo", type=click.Path(path_type=Path), default=None,
+              help="claude: the repository its proposed probes are verified against "
+                   "(read through git); without it no probe is written.")  # fmt: skip
+@click.option("--head", default="HEAD", show_default=True, help="Commit of --repo to read.")
+@click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="claude: spending limit in USD (default: $EVALFLOW_MAX_COST_USD, none).",
+)
+@click.option("--warehouse", default=None,
+              help="claude: warehouse whose response cache is used (default: "
+                   "$EVALFLOW_WAREHOUSE or data/warehouse).")  # fmt: skip
+def draft(
+    prd: Path,
+    benchmark: str,
+    out: Path | None,
+    force: bool,
+    priority_map: str,
+    drafter: str,
+    repo: Path | None,
+    head: str,
+    max_cost: float | None,
+    warehouse: str | None,
+) -> None:
+    """Draft a baseline from the PRD: the offline rules (default, deterministic) or Claude."""
+    from evalflow.domain.baseline_draft import OfflineDrafter
     from evalflow.domain.prd import parse_prd
     from evalflow.importers.model import parse_priority_map
 
@@ -126,15 +156,51 @@ def draft(prd: Path, benchmark: str, out: Path | None, force: bool, priority_map
                          fix="write the draft elsewhere with --out")  # fmt: skip
     if out.exists() and not force:
         raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
+    if repo is not None and drafter != "claude":
+        raise InputError("--repo verifies Claude's proposed probes", where="--repo",
+                         fix="pass --drafter claude, or drop --repo")  # fmt: skip
     mapping = parse_priority_map(priority_map, {})
     parsed = parse_prd(read_text(prd, "PRD"), str(prd), priority_mapping=mapping)
+    chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(
+        repo, head, max_cost, warehouse)  # fmt: skip
+    acs = chosen.draft(parsed, benchmark)
     rel = os.path.relpath(prd.resolve(), out.resolve().parent)
-    out.write_text(render_draft(draft_baseline(parsed, benchmark), benchmark, str(rel), mapping))
+    out.write_text(render_draft(acs, benchmark, str(rel), mapping, chosen.name))
     click.echo(f"wrote draft {out} (review it, add probes and anchors, then freeze)")
+    if drafter == "claude":
+        usage = chosen.drain_usage()  # type: ignore[attr-defined]
+        paid = [u for u in usage if not u.cached]
+        fallbacks = sorted({ac.id for ac in acs for c in ac.checks if "offline fallback" in c.rule})
+        probes = sum(len(c.probes) for ac in acs for c in ac.checks)
+        cost = sum(u.usd for u in paid)
+        click.echo(f"Claude drafter: {len(usage)} call(s), {len(usage) - len(paid)} from the "
+                   f"cache; paid ${cost:.4f}; {probes} verified probe(s)")  # fmt: skip
+        if fallbacks:
+            click.echo("offline rules drafted (no valid Claude answer): " + ", ".join(fallbacks))
     for story in parsed.stories:
         if story.assumed:
             click.echo(f"ASSUMED priority {story.priority}: story {story.id} has no known label "
                        "(label it, or map its label with --priority-map)")  # fmt: skip
+
+
+def _claude_drafter(repo: Path | None, head: str, max_cost: float | None, warehouse: str | None):
+    from evalflow import settings
+    from evalflow.judges.anthropic_judge import ClaudeSettings
+    from evalflow.judges.claude_drafter import ClaudeDrafter
+
+    snapshot = None
+    if repo is not None:
+        from evalflow.repo.git import require_repo, resolve_commit
+        from evalflow.repo.snapshot import load_snapshot
+
+        top = require_repo(repo)
+        snapshot = load_snapshot(top, resolve_commit(top, head))
+    overrides = {} if max_cost is None else {"max_cost_usd": max_cost}
+    return ClaudeDrafter(
+        ClaudeSettings.from_env(**overrides),
+        snapshot=snapshot,
+        cache_dir=settings.warehouse(warehouse).workdir / "cache",
+    )
 
 
 @baseline_group.command("lint")

@@ -8,8 +8,13 @@ change); the wiring rule (asynchronous ingress ⇒ a wiring I-check); T-checks a
 the fixed policy demands (pure logic ⇒ unit, HTTP/contract/persistence ⇒ e2e, both ⇒ one of
 each), `outcome: true` for "becomes/persisted/shows status" ACs. Every check carries the
 rule that produced it as a YAML comment (the frozen model has no field for it). Deterministic:
-the same PRD gives the same bytes. The draft has no probes and no anchors: a person adds
-them before `evalflow baseline freeze` (docs/importers/).
+the same PRD gives the same bytes. The offline draft has no probes and no anchors: a person
+adds them before `evalflow baseline freeze` (docs/importers/).
+
+Also the drafters' one interface (`Drafter`: this one, and `evalflow.judges.claude_drafter`,
+which follows the same rules through Claude and proposes probes it verifies) and the one
+renderer of a draft (`render_draft`: each check's rule as a comment, probes as single-quoted
+regexes).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import yaml
 
@@ -28,7 +34,7 @@ from evalflow.domain.ac_language import (
     starts_with_verb,
     test_level,
 )
-from evalflow.domain.models import PRD, AcceptanceCriterion
+from evalflow.domain.models import PRD, AcceptanceCriterion, Probe
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class DraftCheck:
     level: str | None = None
     outcome: bool = False
     wiring: bool = False
+    probes: tuple[Probe, ...] = ()
+    note: str = ""  # written as a comment beside the rule (e.g. which probes were dropped)
 
 
 @dataclass(frozen=True)
@@ -176,9 +184,31 @@ def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
     return DraftAC(ac.id, ac.text, " ".join(notes), tuple(checks))
 
 
+def in_scope(prd: PRD) -> list[AcceptanceCriterion]:
+    """The ACs a baseline drafts: those of P0/P1 stories (P2 carries no weight, SPEC)."""
+    return [ac for story in prd.stories if story.priority != "P2" for ac in story.acs]
+
+
 def draft_baseline(prd: PRD, benchmark: str, prd_path: str = "prd.md") -> list[DraftAC]:
-    """Draft checks for every AC of a P0/P1 story (P2 carries no weight, SPEC)."""
-    return [draft_ac(ac) for story in prd.stories if story.priority != "P2" for ac in story.acs]
+    """Draft checks for every AC in scope with the offline rules."""
+    return [draft_ac(ac) for ac in in_scope(prd)]
+
+
+class Drafter(Protocol):
+    """What `evalflow baseline draft --drafter` runs: the offline rules or Claude."""
+
+    name: str
+
+    def draft(self, prd: PRD, benchmark: str) -> list[DraftAC]: ...
+
+
+class OfflineDrafter:
+    """The rule-based drafter (deterministic, no network)."""
+
+    name = "offline rule-based drafter"
+
+    def draft(self, prd: PRD, benchmark: str) -> list[DraftAC]:
+        return draft_baseline(prd, benchmark)
 
 
 def _scalar(value: str) -> str:
@@ -195,10 +225,11 @@ def render_draft(
     benchmark: str,
     prd_path: str = "prd.md",
     priority_map: Mapping[str, str] | None = None,
+    drafter: str = OfflineDrafter.name,
 ) -> str:
     """The draft as YAML text, each check's rule as a comment above it."""
     lines = [
-        "# DRAFT baseline written by `evalflow baseline draft` (offline rule-based drafter).",
+        f"# DRAFT baseline written by `evalflow baseline draft` ({drafter}).",
         "# Review every check, add probes and calibration anchors, then `evalflow baseline",
         "# freeze`. Each check's comment names the decomposition rule (SPEC, seed 002) behind it.",
         f"benchmark: {_scalar(benchmark)}",
@@ -215,8 +246,10 @@ def render_draft(
             lines.append(f"    interpretation: {_scalar(ac.interpretation)}")
         lines.append("    checks:")
         for c in ac.checks:
+            lines.append(f"      # rule: {c.rule}")
+            if c.note:
+                lines.append(f"      # {c.note}")
             lines += [
-                f"      # rule: {c.rule}",
                 f"      - id: {_scalar(c.id)}",
                 f"        kind: {c.kind}",
             ]
@@ -227,5 +260,18 @@ def render_draft(
             if c.wiring:
                 lines.append("        wiring: true")
             lines.append(f"        proposition: {_scalar(c.proposition)}")
+            if c.probes:
+                lines.append("        probes:")
+                lines += [f"          - {_probe(p)}" for p in c.probes]
     lines.append("anchors: []  # add MET, UNMET and borderline examples with their reasons")
     return "\n".join(lines) + "\n"
+
+
+def _quoted(value: str) -> str:
+    # Single-quoted YAML: a regex is written as it is, no backslash doubled (docs/importers).
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _probe(probe: Probe) -> str:
+    globs = ", ".join(_quoted(g) for g in probe.path_globs)
+    return f"{{kind: {probe.kind}, pattern: {_quoted(probe.pattern)}, path_globs: [{globs}]}}"
