@@ -132,9 +132,16 @@ def one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def outside_code(pattern: str, text: str) -> str:
+    """`text` without the matches of `pattern`, except inside code spans: `categories/*.toml`
+    and `__init__.py` are the source's wording, not emphasis."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(pattern, "", p) for p in parts)
+
+
 def strip_emphasis(text: str) -> str:
-    """`**Acceptance Scenarios**:` → `Acceptance Scenarios:` (for matching labels only)."""
-    return one_line(re.sub(r"\*\*|__|(?<!\w)\*|\*(?!\w)", "", text))
+    """`**Acceptance Scenarios**:` → `Acceptance Scenarios:`."""
+    return one_line(outside_code(r"\*\*|__|(?<!\w)\*|\*(?!\w)", text))
 
 
 def where(doc: Doc, line: int) -> str:

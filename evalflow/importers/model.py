@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalflow.domain.models import Priority
 from evalflow.domain.prd import parse_prd
 from evalflow.errors import InputError
+from evalflow.importers.mdtext import outside_code
 
 PriorityMap = Mapping[str, Priority]
 
@@ -108,7 +109,7 @@ def story(
 def ac_text(text: str) -> str:
     """The AC's wording without bold markup (`**Given**` → `Given`), whitespace normalised:
     the words are the source's, the emphasis is layout."""
-    return _one_line(re.sub(r"\*\*|__", "", text))
+    return _one_line(outside_code(r"\*\*|__", text))
 
 
 def priority_assumptions(stories: tuple[ImportedStory, ...]) -> list[str]:

@@ -151,3 +151,15 @@ def test_guess_base_and_gates() -> None:
     assert {k: v[0] for k, v in js.items()} == {
         "setup": "npm install", "build": "npm run build", "unit": "npm run test"
     }  # fmt: skip
+
+
+def test_code_spans_keep_their_stars_and_underscores() -> None:
+    from evalflow.importers.mdtext import strip_emphasis
+    from evalflow.importers.model import ac_text
+
+    line = "**Independent Test**: run `install --root categories/*.toml` on `__init__.py`"
+    assert (
+        strip_emphasis(line)
+        == "Independent Test: run `install --root categories/*.toml` on `__init__.py`"
+    )
+    assert ac_text("**Given** `src/**` and __x__") == "Given `src/**` and x"
