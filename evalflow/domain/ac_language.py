@@ -57,7 +57,7 @@ _LOGIC = re.compile(
     r"\bcomput(?:e|es|ed)\b|\bcalculat\w*|\b\d+\s+(?:days?|hours?|minutes?)\s+(?:after|before)\b"
     r"|\b(?:one|two|three|four|five|seven|ten|\w+teen)\s+days?\s+(?:after|before)\b|\bsum\b"
     r"|\bconcatenat\w*|\bformat(?:s|ted)?\b|\bvalidat\w*|\btrim\w*|\bpars(?:e|es|ed)\b"
-    r"|\bround(?:s|ed)?\b|\bat\s+most\b|\bat\s+least\b|\bdefaults?\b",
+    r"|\bround(?:s|ed)?\b|\b(?:numeric\s+)?addition\b|\barithmetic\b|\bat\s+most\b|\bat\s+least\b|\bdefaults?\b",
     re.IGNORECASE,
 )
 _PRODUCT_CHOICE = re.compile(

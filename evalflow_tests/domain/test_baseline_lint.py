@@ -153,3 +153,17 @@ def test_validation_baselines_warn_only_about_what_they_lack() -> None:
         path = DEMO.parent / name / "_ac-baseline.yaml"
         baseline = Baseline.model_validate(yaml.safe_load(path.read_text()))
         assert [(w.where, w.rule) for w in lint_baseline(baseline)] == want, name
+
+
+def test_arithmetic_is_pure_logic_so_a_ui_ac_gets_both_levels() -> None:
+    ac = (
+        parse_prd(
+            '## Story S1: Add (P0)\n- S1-AC1: Given X = 2 and Y = 3, When the user clicks "Add", '
+            "Then the result shown is 5 (numeric addition).\n"
+        )
+        .stories[0]
+        .acs[0]
+    )
+    from evalflow.domain.baseline_draft import draft_ac
+
+    assert [c.level for c in draft_ac(ac).checks if c.kind == "T"] == ["unit", "e2e"]
