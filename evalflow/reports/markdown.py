@@ -125,6 +125,26 @@ def _ac_note(row) -> str:
     return "" if row.scored else " (not scored)"
 
 
+def _sampling_disclosure(judge_id: str) -> str:
+    """SPEC reproducibility rule 5 (k = 3 at low/zero temperature) as an LLM judge meets it."""
+    kept = (
+        "the k = 3 runs are independent samples combined by majority vote (a split is "
+        "borderline), and the warehouse's content-addressed response cache replays every "
+        "cached answer (only validated, complete ones are kept) when the same inputs are "
+        "scored again, so such a rerun gives the same verdicts without a new request"
+    )
+    if "anthropic:" in judge_id:
+        return (
+            f"The judge `{judge_id}` is sampled at the model's default: the Claude API "
+            "(version 2026-10-21) accepts no sampling parameters, temperature included, so "
+            f"SPEC reproducibility rule 5 (low/zero temperature) cannot be met literally; {kept}."
+        )
+    return (
+        f"The judge `{judge_id}` samples its answers (its sampling settings, e.g. temperature, "
+        f"are in the fingerprint; null = the model's default); {kept}."
+    )
+
+
 def _not_judged_section(inp: ReportInput, by_check: pd.DataFrame) -> list[str]:
     """UNSCORED weighted checks: nothing is known about them, so they are no fix to make."""
     pending = _gap_impacts(inp, "UNSCORED")
@@ -381,6 +401,8 @@ def render_report(inp: ReportInput) -> str:
     lines += _gates_section(inp.gates)
     lines += ["", "## Assumptions", ""]
     assumptions = list(inp.assumptions)
+    if not inp.judge_deterministic:
+        assumptions.append(_sampling_disclosure(inp.judge_id))
     if inp.self_preference:
         assumptions.append(
             f"The judge `{inp.judge_id}` shares the author model's family (SPEC core rule 4): "
