@@ -165,36 +165,43 @@ def entry_files(root: Path) -> Iterator[Path]:
 
 @dataclass(frozen=True)
 class CacheStats:
+    """One cache root's figures; the counters are None (unmeasured, never 0) for a cache
+    that has no counters file — nothing was counted there (yet)."""
+
     backend: str
     entries: int
     bytes: int
-    hits: int
-    misses: int
-    saved_usd: float
+    hits: int | None
+    misses: int | None
+    saved_usd: float | None
 
     @property
     def hit_rate(self) -> float | None:
-        """Hits over lookups that reached the cache's counters; None before any (not 0)."""
-        total = self.hits + self.misses
-        return self.hits / total if total else None
+        """Hits over counted lookups; None before any (not 0)."""
+        if self.hits is None or self.misses is None or not self.hits + self.misses:
+            return None
+        return self.hits / (self.hits + self.misses)
 
 
 def cache_stats(root: Path) -> CacheStats:
     files = list(entry_files(root))
+    stats = root / STATS_FILE
+    if not stats.is_file():
+        return CacheStats(
+            root.name, len(files), sum(f.stat().st_size for f in files), None, None, None
+        )
     hits = misses = 0
     saved = 0.0
-    stats = root / STATS_FILE
-    if stats.is_file():
-        for line in stats.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a crash: the counters stay honest, it is dropped
-            if event.get("event") == "hit":
-                hits += 1
-                saved += float(event.get("usd") or 0.0)
-            elif event.get("event") == "miss":
-                misses += 1
+    for line in stats.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a crash: the counters stay honest, it is dropped
+        if event.get("event") == "hit":
+            hits += 1
+            saved += float(event.get("usd") or 0.0)
+        elif event.get("event") == "miss":
+            misses += 1
     return CacheStats(
         backend=root.name,
         entries=len(files),

@@ -62,14 +62,17 @@ def test_counters_are_appended_and_summed_and_a_cut_line_is_dropped(tmp_path: Pa
     from evalflow.judges.cache import STATS_FILE, cache_roots, cache_stats
 
     cache = ResponseCache(tmp_path / "anthropic")
-    assert cache_stats(cache.root).hit_rate is None  # nothing counted yet: unknown, not 0
+    cache.put("ab" * 32, {"content": []})
+    uncounted = cache_stats(cache.root)  # nothing counted here: unmeasured, never 0
+    assert (uncounted.entries, uncounted.hits, uncounted.misses) == (1, None, None)
+    assert uncounted.saved_usd is None and uncounted.hit_rate is None
     cache.record_miss()
     cache.record_hit(0.25)
     cache.record_hit(0.5)
     with open(cache.root / STATS_FILE, "a") as handle:
         handle.write('{"event":"hi')  # a crash mid-line
     stats = cache_stats(cache.root)
-    assert (stats.hits, stats.misses, stats.saved_usd, stats.entries) == (2, 1, 0.75, 0)
+    assert (stats.hits, stats.misses, stats.saved_usd, stats.entries) == (2, 1, 0.75, 1)
     assert stats.hit_rate == 2 / 3
     (tmp_path / "budgets").mkdir()  # not a cache: never listed
     assert cache_roots(tmp_path) == [cache.root]
