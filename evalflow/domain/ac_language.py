@@ -89,6 +89,7 @@ class Reading:
     fields: tuple[str, ...]
     artefact: str | None
     alternatives: tuple[str, ...]
+    given_alternatives: bool  # the "or" is in the precondition: each option is its own path
     product_choice: bool
     ingress: bool
     outcome: bool
@@ -180,6 +181,23 @@ def alternatives(clause: str) -> tuple[str, ...]:
     return ()
 
 
+def precondition_alternatives(given: str) -> tuple[str, ...]:
+    """The options of an "A or B" state in a Given ("X or Y is empty or missing" → empty /
+    missing): the word before the "or" and the words after it up to punctuation. Skipped like
+    `alternatives`: quoted and code spans, categories, and an "or" in the subject ("X or Y")."""
+    masked = _mask_quoted(given)
+    for m in _OR.finditer(masked):
+        if _CATEGORY.match(masked, m.start()):
+            continue
+        if not _VERB.search(masked, 0, m.start()) and _VERB.search(masked, m.end()):
+            continue
+        left = re.search(r"([\w-]+)$", masked[: m.start()])
+        right = re.match(r"[\w-]+(?:\s+[\w-]+){0,2}", masked[m.end() :])
+        if left and right:
+            return (given[left.start(1) : left.end(1)], given[m.end() : m.end() + right.end()])
+    return ()
+
+
 def read(text: str) -> Reading:
     given, when, then = split_gwt(text)
     # The field list of the payload rule is one clause's object: split only what precedes it.
@@ -201,7 +219,8 @@ def read(text: str) -> Reading:
         clauses=clauses or (_strip(text),),
         fields=fields,
         artefact=artefact,
-        alternatives=alts,
+        alternatives=alts or precondition_alternatives(given),
+        given_alternatives=not alts and bool(precondition_alternatives(given)),
         product_choice=bool(alts) and bool(_PRODUCT_CHOICE.search(text)),
         ingress=bool(_INGRESS.search(text)) and bool(_OUTCOME.search(text) or fields),
         outcome=bool(_OUTCOME.search(text)),

@@ -97,6 +97,15 @@ def _i_checks(r: Reading) -> list[tuple[str, str, bool]]:
             True,
         ))  # fmt: skip
     for clause in r.clauses:
+        if r.given_alternatives:
+            first, second = r.alternatives
+            for option in (first, second):
+                path_given = r.given.replace(f"{first} or {second}", option, 1)
+                path_context = f"Given {path_given}, " + (f"when {r.when}, " if r.when else "")
+                out.append((_behaviour(path_context, clause),
+                            "disjunction (independent paths): per path of the precondition",
+                            False))  # fmt: skip
+            continue
         if r.alternatives and f"{r.alternatives[0]} or {r.alternatives[1]}" in clause:
             first, second = r.alternatives
             if r.product_choice:

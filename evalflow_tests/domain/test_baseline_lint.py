@@ -167,3 +167,17 @@ def test_arithmetic_is_pure_logic_so_a_ui_ac_gets_both_levels() -> None:
     from evalflow.domain.baseline_draft import draft_ac
 
     assert [c.level for c in draft_ac(ac).checks if c.kind == "T"] == ["unit", "e2e"]
+
+
+def test_an_or_in_the_precondition_is_one_path_each() -> None:
+    text = 'Given X or Y is empty or missing, When the user clicks "Add", Then show an error.'
+    ac = parse_prd(f"## Story S1: Add (P0)\n- S1-AC5: {text}\n").stories[0].acs[0]
+    from evalflow.domain.baseline_draft import draft_ac
+
+    i_checks = [c.proposition for c in draft_ac(ac).checks if c.kind == "I"]
+    assert i_checks == [
+        'Given X or Y is empty, when the user clicks "Add", show an error.',
+        'Given X or Y is missing, when the user clicks "Add", show an error.',
+    ]
+    got = lint_baseline(_one_check(text, "An empty or missing input shows an error."))
+    assert ("A1", "disjunction") in [(w.where, w.rule) for w in got]
