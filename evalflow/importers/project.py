@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from evalflow.domain.gates import auto_setup, project_manifests
+
 _FRAMEWORK = re.compile(
     r"^(?:\.specify|\.kiro|\.claude|\.github|\.cursor|\.bmad[^/]*|bmad[^/]*|openspec|docs)/"
     r"|\.md$|^(?:LICENSE|\.gitignore)$"
@@ -59,16 +61,19 @@ def guess_base(commits: Sequence[Commit], spec_dir: str) -> tuple[str | None, st
 def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     """{key: (command, why)} for setup, build, lint, unit and e2e; a key with no guess is absent."""
     out: dict[str, tuple[str, str]] = {}
+    top = sorted(p for p in files if "/" not in p)
+    if auto_setup(top):
+        # The gate runner's own install (a .venv / node_modules inside the sandboxed clone):
+        # a bare `pip install` would write outside the sandbox and fail there.
+        found = " + ".join(project_manifests(top))
+        out["setup"] = ("auto", f"{found}: evalflow's standard install inside the clone")
+    elif "package.json" in files:
+        out["setup"] = ("npm install", "package.json without a lockfile")
     if "package.json" in files:
         try:
             scripts = json.loads(files["package.json"]).get("scripts", {}) or {}
         except (ValueError, AttributeError):
             scripts = {}
-        lock = "package-lock.json" in files
-        out["setup"] = (
-            "npm ci" if lock else "npm install",
-            "package.json" + (" + package-lock.json" if lock else ""),
-        )
         for key, names in (
             ("build", ("build",)),
             ("lint", ("lint",)),
@@ -80,12 +85,6 @@ def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str, str]]:
                 out[key] = (f"npm run {name}", f"package.json scripts.{name}")
     python = [p for p in ("pyproject.toml", "requirements.txt", "setup.py") if p in files]
     if python:
-        if "requirements.txt" in files:
-            out.setdefault(
-                "setup", ("python -m pip install -r requirements.txt", "requirements.txt")
-            )
-        else:
-            out.setdefault("setup", ("python -m pip install -e .", python[0]))
         packages = sorted({p.split("/", 1)[0] for p in files if p.endswith(".py") and "/" in p
                            and not p.startswith(("tests/", "test/", "."))})  # fmt: skip
         if packages:

@@ -141,7 +141,7 @@ def test_guess_base_and_gates() -> None:
         "tests/integration/test_b.py": "", "pyproject.toml": "[tool.ruff]\n",
     })  # fmt: skip
     assert {k: v[0] for k, v in gates.items()} == {
-        "setup": "python -m pip install -r requirements.txt",
+        "setup": "auto",  # a .venv inside the sandboxed clone, not a bare pip install
         "build": "python -m compileall -q app",
         "lint": "python -m ruff check .",
         "unit": "python -m pytest -q tests/unit",
@@ -151,6 +151,8 @@ def test_guess_base_and_gates() -> None:
     assert {k: v[0] for k, v in js.items()} == {
         "setup": "npm install", "build": "npm run build", "unit": "npm run test"
     }  # fmt: skip
+    locked = guess_gates({"package.json": "{}", "package-lock.json": "{}"})
+    assert locked["setup"] == ("auto", "package.json: evalflow's standard install inside the clone")
 
 
 def test_code_spans_keep_their_stars_and_underscores() -> None:
