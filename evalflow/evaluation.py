@@ -99,21 +99,43 @@ def open_snapshot(prepared: PreparedRun) -> RepoSnapshot:
     return load_snapshot(prepared.repo, prepared.head_sha)
 
 
-def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
-    """sha256 over everything that can change a Final (DESIGN.md "Reproducibility")."""
-    material = {
-        "prd": hashlib.sha256(prepared.benchmark.prd_text.encode()).hexdigest(),
-        "baseline": prepared.benchmark.baseline_sha256,
-        "base": prepared.base_sha,
-        "head": prepared.head_sha + (f"+{WORKTREE}" if prepared.worktree else ""),
-        "judge": judge.fingerprint_fields(),
-        "elicitation": elicitation_files_digest(
-            prepared.benchmark.baseline_path.parent, prepared.manifest.framework
-        ),
+def _inputs(
+    benchmark: Benchmark, framework: str, base_sha: str, head_sha: str, worktree: bool
+) -> dict[str, Any]:
+    """What the evaluated run brings: PRD, baseline, commits, elicitation files and k."""
+    return {
+        "prd": hashlib.sha256(benchmark.prd_text.encode()).hexdigest(),
+        "baseline": benchmark.baseline_sha256,
+        "base": base_sha,
+        "head": head_sha + (f"+{WORKTREE}" if worktree else ""),
+        "elicitation": elicitation_files_digest(benchmark.baseline_path.parent, framework),
         "k": K_RUNS,
-        "evalflow": __version__,
     }
+
+
+def _digest(material: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
+    """sha256 over everything that can change a Final (DESIGN.md "Reproducibility"): the
+    run's inputs, the judge's settings and evalflow's version."""
+    inputs = _inputs(
+        prepared.benchmark,
+        prepared.manifest.framework,
+        prepared.base_sha,
+        prepared.head_sha,
+        prepared.worktree,
+    )
+    return _digest({**inputs, "judge": judge.fingerprint_fields(), "evalflow": __version__})
+
+
+def inputs_fingerprint(
+    benchmark: Benchmark, framework: str, base_sha: str, head_sha: str, worktree: bool
+) -> str:
+    """sha256 over the run's inputs alone (no judge, no evalflow version): equal for two
+    evaluations of the same code against the same PRD, whoever judged them."""
+    return _digest(_inputs(benchmark, framework, base_sha, head_sha, worktree))
 
 
 def judge_prompt_version(judge: Judge) -> str | None:

@@ -7,6 +7,9 @@
   the rubric (known dimensions, method, range) and then written with one `write(2)` on an
   `O_APPEND` descriptor under an exclusive `flock`, so concurrent writers never interleave.
 - `description` holds the evaluation key `<kind>:<name>` (`evalflow.domain.rubric.entry_keys`).
+- `commit`/`branch` are evalflow's own checkout (what made the entry); a framework run's entry
+  also carries what was evaluated: `headSha` (the run's head commit) and `fingerprint`
+  (extra fields, which River Review's entry schema allows).
 - Read side: `ledger_frame` flattens entries to one row per entry × dimension with the
   snake_case columns of `LEDGER_COLUMNS` (an entry without dimension scores keeps one row with a
   null `dimension_id`), ready to be exposed as the DuckDB table `ledger_entry`.
@@ -58,6 +61,7 @@ __all__ = [
     "ledger_frame",
     "ledger_path_for",
     "load_rubric",
+    "now",
     "now_timestamp",
     "read_entries",
     "read_ledger_frame",
@@ -77,6 +81,8 @@ LEDGER_COLUMNS: tuple[str, ...] = (
     "timestamp",
     "commit",
     "branch",
+    "head_sha",
+    "fingerprint",
     "status",
     "scores",
     "dimension_id",
@@ -201,6 +207,7 @@ def ledger_frame(entries: Sequence[LedgerEntry], rubric: Rubric) -> pd.DataFrame
         key = parse_entry_key(entry.description)
         dimension_scores = entry.dimension_scores or ()
         total = weighted_total(rubric, dimension_scores, where=f"ledger entry {index}")
+        evaluated = entry.model_extra or {}
         base = {
             "entry_index": index,
             "entry_key": key.key,
@@ -209,6 +216,8 @@ def ledger_frame(entries: Sequence[LedgerEntry], rubric: Rubric) -> pd.DataFrame
             "timestamp": entry.timestamp.upper(),
             "commit": entry.commit,
             "branch": entry.branch,
+            "head_sha": evaluated.get("headSha"),
+            "fingerprint": evaluated.get("fingerprint"),
             "status": entry.status,
             "scores": json.dumps(entry.scores, sort_keys=True),
             "weighted_total": total.total,
@@ -255,19 +264,22 @@ def compare_ledger(
     return compare_last_two(entries, key, rubric=rubric, tolerance=tolerance), counts
 
 
-def now_timestamp() -> str:
-    """UTC now as RFC 3339 (seconds); `SOURCE_DATE_EPOCH` pins it for reproducible output."""
+def now() -> datetime:
+    """UTC now to the second; `SOURCE_DATE_EPOCH` pins it for reproducible output."""
     pinned = os.environ.get("SOURCE_DATE_EPOCH")
     if pinned:
         try:
-            moment = datetime.fromtimestamp(int(pinned), tz=UTC)
+            return datetime.fromtimestamp(int(pinned), tz=UTC)
         except ValueError as exc:
             raise InputError(
                 f"SOURCE_DATE_EPOCH={pinned!r} is not an integer number of seconds"
             ) from exc
-    else:
-        moment = datetime.now(tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(tz=UTC).replace(microsecond=0)
+
+
+def now_timestamp() -> str:
+    """`now()` as RFC 3339 (seconds)."""
+    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def git_identity(cwd: Path) -> tuple[str, str]:
@@ -325,11 +337,14 @@ def record_evaluation(
     passed: bool,
     ledger_path: Path | None = None,
     rubric_path: Path = DEFAULT_RUBRIC_PATH,
+    head_sha: str | None = None,
+    fingerprint: str | None = None,
 ) -> LedgerEntry:
     """Append one evaluation (`<kind>:<name>`) to the ledger and return the entry.
 
     For evaluations the River Review dimensions do not describe (framework runs, plugin
-    scores, retrieval evaluations) the entry carries scores and results only.
+    scores, retrieval evaluations) the entry carries scores and results only; a framework
+    run's entry also carries its `head_sha` and `fingerprint` (what was evaluated).
     """
     rubric = load_rubric(rubric_path)
     commit, branch = git_identity(Path.cwd())
@@ -345,6 +360,8 @@ def record_evaluation(
             ],
             "status": "pass" if passed else "fail",
             "description": format_entry_key(kind, name),
+            **({"headSha": head_sha} if head_sha else {}),
+            **({"fingerprint": fingerprint} if fingerprint else {}),
         }
     )
     append_entry(ledger_path or default_ledger_path(), entry, rubric)

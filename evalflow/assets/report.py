@@ -14,10 +14,11 @@ import pandas as pd
 from evalflow.assets.common import GROUP, IO, benchmark
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import agreement
-from evalflow.evaluation import checks_frame
-from evalflow.ledger import ledger_path_for, record_evaluation
+from evalflow.evaluation import checks_frame, inputs_fingerprint
+from evalflow.ledger import ledger_path_for, now, record_evaluation
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.resources import EvalflowResource
+from evalflow.storage import history
 
 REPORT_TABLE = "report"
 
@@ -50,6 +51,8 @@ def _record_in_ledger(
         results=results,
         passed=bool(final["complete"]) and not bool(final["gates_failed"]),
         ledger_path=ledger_path_for(root),
+        head_sha=str(manifest["head_sha"]),
+        fingerprint=str(manifest["fingerprint"]),
     )
 
 
@@ -118,6 +121,17 @@ def report(
         ac_score,
         majority_vote,
         checks_frame(bench.baseline),
+    )
+    # Every evaluation appends its row to the run's history (never rewriting earlier ones).
+    history.record_evaluation(
+        warehouse,
+        m,
+        final_score.iloc[0],
+        inputs_fingerprint=inputs_fingerprint(
+            bench, str(m["framework"]), str(m["base_sha"]), str(m["head_sha"]), bool(m["worktree"])
+        ),
+        evaluated_at=now(),
+        cost_usd=history.judge_cost(pd.concat([scoring_run_1, scoring_run_2, scoring_run_3])),
     )
     context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
     return pd.DataFrame(

@@ -36,6 +36,8 @@ COMMANDS = {
     "calibrate": "evalflow.cli.calibrate:calibrate",
     "probe": "evalflow.cli.probe:probe_group",
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
+    "history": "evalflow.cli.history:history",
+    "catalog": "evalflow.cli.history:catalog",
     "cache": "evalflow.cli.cache:cache_group",
 }
 
@@ -67,6 +69,9 @@ SUMMARIES = {
     "check).",
     "probe": "Help writing the probes of a baseline's checks.",
     "side-metrics": "Adjudication of the side metrics E and S.",
+    "history": "Every evaluation of a run: Final, judge, inputs, and why the Final changed.",
+    "catalog": "Rewrite the DuckDB catalog file (evalflow.duckdb) for the warehouse's current "
+    "place.",
     "cache": "The judges' response caches: stats, prune, clear.",
 }
 

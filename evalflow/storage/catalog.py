@@ -1,11 +1,19 @@
 """The DuckDB read side: the analyst catalog file and the locked-down `evalflow query`.
 
-`<workdir>/evalflow.duckdb` holds one view per table for any DuckDB client. Views glob the
-table's Parquet parts, so new partitions show up without touching the catalog; a refresh
-writes a new file and renames it into place, so an analyst holding a connection to the old
-one never blocks a run. Views carry absolute paths (DuckDB resolves relative ones against
-the client's working directory), rewritten on every refresh, so a moved warehouse is right
-again after its next run.
+`<workdir>/evalflow.duckdb` holds one view per table for any DuckDB client, plus the derived
+view `final_drift` (`evalflow.storage.history`). Views glob the table's Parquet parts, so new
+partitions show up without touching the catalog; a refresh writes a new file and renames it
+into place, so an analyst holding a connection to the old one never blocks a run.
+
+Paths: DuckDB resolves a relative path in a view against the working directory of whichever
+client opens the file (its `file_search_path` is a per-connection setting the file cannot
+carry), so relative views would work only from one directory. Views therefore carry absolute
+paths, rewritten on every refresh — each run and `evalflow catalog` — so after moving a
+warehouse, `evalflow catalog --warehouse NEW` makes the file right again (`evalflow query`
+never needs it). Views keep `hive_partitioning = false`: every per-run part carries `run_key`
+as a string column equal to its directory key, so the directory adds nothing, and DuckDB's
+key type guessing stays out of the way; `union_by_name` still reads parts written before a
+contract change.
 
 `evalflow query` does not use that file: `connect` registers each table as an Arrow dataset
 in an in-memory database and then removes DuckDB's own access to files, extensions and
@@ -25,7 +33,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
-from evalflow.storage.warehouse import PART_FILE, Warehouse
+from evalflow.storage.history import DRIFT_VIEW, FINAL_DRIFT_SQL, HISTORY_TABLE
+from evalflow.storage.warehouse import Warehouse
 
 CATALOG_FILE = "evalflow.duckdb"
 
@@ -41,7 +50,7 @@ def _view_sql(warehouse: Warehouse, table: str) -> str:
         folder = (warehouse.workdir / table).as_posix()
     else:
         folder = warehouse.table_dir(table).removeprefix("file://")
-    pattern = f"{folder}/*/{PART_FILE}".replace("'", "''")
+    pattern = f"{folder}/*/*.parquet".replace("'", "''")
     return (
         f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet('
         f"'{pattern}', union_by_name = true, hive_partitioning = false)"
@@ -63,6 +72,7 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
         with duckdb.connect(str(temp)) as con:
             for table in tables:
                 con.execute(_view_sql(warehouse, table))
+            _derived_views(con, tables)
         os.replace(temp, path)
     except (duckdb.Error, OSError) as exc:
         raise InputError(
@@ -74,6 +84,11 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
         temp.unlink(missing_ok=True)
         temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
     return tables
+
+
+def _derived_views(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
+    if HISTORY_TABLE in tables:
+        con.execute(f'CREATE VIEW "{DRIFT_VIEW}" AS {FINAL_DRIFT_SQL}')
 
 
 # Settings of the analyst connection, applied after the tables are registered. The tables are
@@ -119,8 +134,10 @@ def connect(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
     fs, _ = warehouse._fs()
     con = duckdb.connect(config=_NO_EXTENSIONS)
     try:
-        for table in warehouse.tables():
+        tables = warehouse.tables()
+        for table in tables:
             con.register(table, _dataset(fs, table, warehouse.parts(table)))
+        _derived_views(con, tables)
         for statement in _LOCKDOWN:
             con.execute(statement)
     except BaseException:
@@ -129,11 +146,14 @@ def connect(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def query(warehouse: Warehouse, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run SQL against the warehouse; a bad query or a corrupt file is one clear error."""
+def query(
+    warehouse: Warehouse, sql: str, parameters: dict[str, object] | None = None
+) -> tuple[list[str], list[tuple]]:
+    """Run SQL (with named `$parameters`) against the warehouse; a bad query or a corrupt
+    file is one clear error."""
     con = connect(warehouse)
     try:
-        cursor = con.execute(sql)
+        cursor = con.execute(sql, parameters)
         columns = [d[0] for d in cursor.description or []]
         return columns, cursor.fetchall()
     except duckdb.Error as exc:

@@ -1,9 +1,11 @@
 """The Dagster IO manager: asset outputs ⇄ warehouse Parquet parts.
 
 A partitioned asset's output is the part of its table for that run_key; a cross-run asset
-reads every part of an upstream partitioned table. Every frame is checked against its table
-contract (`evalflow.storage.tables`) before it is written. Configured with the factory form so the
-warehouse location (`EVALFLOW_WAREHOUSE`) is read when a run starts, not at import.
+reads every part of an upstream partitioned table. The warehouse's write checks every frame
+against its table contract (`evalflow.storage.tables`) and casts it to the contract's Arrow
+schema, so a frame that does not fit fails the step before anything is written. Configured
+with the factory form so the warehouse location (`EVALFLOW_WAREHOUSE`) is read when a run
+starts, not at import.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow import settings
-from evalflow.storage.tables import TABLES, validate_frame
+from evalflow.storage.tables import TABLES
 from evalflow.storage.warehouse import Warehouse
 
 
@@ -27,7 +29,6 @@ class ParquetIOManager(dg.IOManager):
     def handle_output(self, context: dg.OutputContext, obj: pd.DataFrame) -> None:
         run_key = context.partition_key if context.has_asset_partitions else None
         table = self._table(context)
-        validate_frame(table, obj)
         path = self.warehouse.write(table, obj, run_key)
         context.add_output_metadata({"path": dg.MetadataValue.path(path), "rows": len(obj)})
 

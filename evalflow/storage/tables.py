@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
 import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalflow.errors import EvalflowError
+from evalflow.storage.arrow import TableContractError, arrow_schema, arrow_type, duckdb_type
 
 RUN_KEY = Field(description="`<benchmark>.<framework>.<run>`: the evaluations partition key")
 COMPARABILITY_KEY = (
@@ -568,9 +570,11 @@ class LedgerEntryRow(Row):
     entry_key: str = Field(description="`<kind>:<name>`, e.g. framework_run:<run_key>")
     kind: str | None
     run_key: str | None
-    timestamp: str
-    commit: str
+    timestamp: datetime
+    commit: str = Field(description="evalflow's own git commit that made the entry")
     branch: str
+    head_sha: str | None = Field(description="a framework run's evaluated head commit")
+    fingerprint: str | None = Field(description="a framework run's fingerprint when evaluated")
     status: str
     scores: str = Field(description="JSON object of the entry's scores")
     dimension_id: str | None = Field(description="River Review dimension (null: none apply)")
@@ -588,16 +592,52 @@ class PlotRow(Row):
     svg_path: str
 
 
+# --- evaluation history (issue 17.5) ------------------------------------------------------
+
+
+class EvaluationHistoryRow(Row):
+    run_key: str = RUN_KEY
+    evaluation_number: int = Field(
+        description="1 for a run's first evaluation, then +1 per materialisation of its report"
+    )
+    evaluated_at: datetime = Field(description="UTC; SOURCE_DATE_EPOCH pins it")
+    fingerprint: str = FINGERPRINT
+    inputs_fingerprint: str = Field(
+        description="sha256 over what the run brings: PRD, baseline, base and head commits, the "
+        "framework's elicitation files, k (no judge settings, no evalflow version)"
+    )
+    evalflow_version: str
+    judge_id: str
+    judge_model: str | None
+    judge_prompt_version: str | None
+    comparability_key: str = Field(description=COMPARABILITY_KEY)
+    head_sha: str
+    final: float | None = Field(description="null while the Final is undetermined")
+    adjusted_final: float | None
+    complete: bool
+    cost_usd: float | None = Field(
+        description="the judge's cost of the scoring runs (what they cost, cache hits "
+        "included); null when unmeasured"
+    )
+
+
 @dataclass(frozen=True)
 class TableSpec:
     name: str
     model: type[Row]
     description: str
     per_run: bool = True
+    # Append-only: each write adds a part beside the earlier ones (never replacing them).
+    append_only: bool = False
 
     @property
     def columns(self) -> list[str]:
         return list(self.model.model_fields)
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema every part of the table is written with."""
+        return arrow_schema(self.model)
 
 
 _SPECS = [
@@ -644,6 +684,12 @@ _SPECS = [
     TableSpec("retrieval_eval", RetrievalEvalRow, "The retrieval harness per retriever.", False),
     TableSpec("judge_calibration", JudgeCalibrationRow, "The judge against gold labels.", False),
     TableSpec("ledger_entry", LedgerEntryRow, "Every evaluation's ledger entry.", False),
+    TableSpec(
+        "evaluation_history",
+        EvaluationHistoryRow,
+        "One row per evaluation of a run, appended (one part each), never rewritten.",
+        append_only=True,
+    ),
 ]
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 
@@ -656,12 +702,6 @@ def columns(table: str, *, stamped: bool = True) -> list[str]:
     if not stamped and issubclass(spec.model, RunRow):
         return [c for c in names if c not in RunRow.model_fields]
     return names
-
-
-class TableContractError(EvalflowError):
-    """A frame about to be written does not match its table's declared columns."""
-
-    exit_code = 3
 
 
 def _nullable(annotation: Any) -> bool:
@@ -710,13 +750,10 @@ def render_schema(document: dict) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _type_name(annotation: Any) -> str:
-    names = [
-        {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}.get(a, str(a))
-        for a in (get_args(annotation) or (annotation,))
-        if a is not NoneType
-    ]
-    return " ".join(names) + (" (nullable)" if _nullable(annotation) else "")
+def type_name(annotation: Any) -> str:
+    """The column's DuckDB type as docs/tables.md shows it, e.g. `BIGINT[] (nullable)`."""
+    kind, nullable = arrow_type(annotation)
+    return duckdb_type(kind) + (" (nullable)" if nullable else "")
 
 
 def tables_markdown() -> str:
@@ -725,9 +762,52 @@ def tables_markdown() -> str:
         "# Warehouse tables",
         "",
         "Generated from `evalflow/storage/tables.py` (`evalflow schemas write`); do not edit.",
-        "Every table is a DuckDB view over `<warehouse>/<table>/*/part.parquet`; per-run tables",
-        "have one part per `run_key` (`run_key=<key>/part.parquet`), cross-run tables one part",
-        "(`all/part.parquet`). JSON Schemas of the rows are in `schemas/tables/`.",
+        "Per-run tables have one Parquet part per `run_key`",
+        "(`<table>/run_key=<key>/part.parquet`), cross-run tables one part",
+        "(`<table>/all/part.parquet`); `evaluation_history` is append-only, one part per",
+        "evaluation. JSON Schemas of the rows are in `schemas/tables/`.",
+        "",
+        "## Reading the warehouse",
+        "",
+        "Every part is written with its table's Arrow schema (the types below; a value that does",
+        "not fit fails the write), so all parts of a table agree, all-null columns keep their",
+        "type and empty lists are typed. `run_key` is a `string` column equal to the directory",
+        "key, the type hive partitioning reads it as, so any engine reads a table directly:",
+        "",
+        "```python",
+        'pyarrow.dataset.dataset("<warehouse>/ac_score", partitioning="hive").to_table()',
+        'polars.scan_parquet("<warehouse>/ac_score/**/*.parquet", hive_partitioning=True)',
+        "duckdb.sql(\"SELECT * FROM read_parquet('<warehouse>/ac_score/*/*.parquet', "
+        'hive_partitioning = true)")',
+        "```",
+        "",
+        "`evalflow query` registers every table in an in-memory, locked-down DuckDB (it never",
+        "opens a file of its own). `<warehouse>/evalflow.duckdb` is the catalog for any DuckDB",
+        "client: one view per table plus `final_drift`. DuckDB resolves a relative path in a view",
+        "against the working directory of the client that opens the file (`file_search_path` is",
+        "a per-connection setting the file cannot carry), so the views hold absolute paths,",
+        "rewritten on every run and by `evalflow catalog`: after moving a warehouse, run",
+        "`evalflow catalog --warehouse NEW` (`evalflow query` works at once). A run builds the",
+        "new catalog under a private name and renames it into place, so an analyst's open",
+        "connection (read-only or read-write) never blocks it; that connection keeps the old",
+        "file's views, which still glob the current parts.",
+        "",
+        "## Evaluation history and `final_drift`",
+        "",
+        "Every materialisation of a run's report appends one `evaluation_history` row",
+        "(`<number>-<evaluated_at>-<fingerprint12>.parquet`), so re-evaluations stay side by",
+        "side; `evalflow history RUN_KEY [--json]` lists them. The view `final_drift` pairs each",
+        "evaluation with the run's previous one (by `evaluation_number`) and keeps the pairs",
+        "whose Final changed (NULL counts as a value). `cause`: `inputs` when the",
+        "`inputs_fingerprint` changed (PRD, baseline, base or head commit, the framework's",
+        "elicitation files, k); else `evalflow` when evalflow's version changed; else `judge`:",
+        "its settings changed (`fingerprint_changed`, since the full fingerprint covers judge id,",
+        "model, prompt version and labels file) or, with an identical fingerprint, only its",
+        "answers did. `judge_drift` flags a drop whose cause is `judge`. Columns: `run_key`,",
+        "`from_evaluation`, `to_evaluation`, `from_evaluated_at`, `to_evaluated_at`,",
+        "`final_before`, `final_after`, `final_change`, `cause`, `fingerprint_changed`,",
+        "`judge_drift`, and the judge id, model, prompt version and inputs fingerprint",
+        "`_before`/`_after`.",
         "",
     ]
     for spec in _SPECS:
@@ -736,6 +816,6 @@ def tables_markdown() -> str:
         lines += ["| column | type | meaning |", "|---|---|---|"]
         for name, field in spec.model.model_fields.items():
             meaning = (field.description or "").replace("|", "\\|")
-            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {meaning} |")
+            lines.append(f"| `{name}` | {type_name(field.annotation)} | {meaning} |")
         lines.append("")
     return "\n".join(lines)

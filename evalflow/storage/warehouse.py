@@ -1,14 +1,20 @@
-"""The warehouse: one Parquet file per (table, run_key), written atomically.
+"""The warehouse: typed Parquet parts per (table, run_key), written atomically.
 
 Layout (hive style): `<root>/<table>/run_key=<key>/part.parquet` for per-run tables and
-`<root>/<table>/all/part.parquet` for cross-run tables. A file is written to a temporary
-name beside its destination and renamed into place, so a reader never sees half a file and
-concurrent partitions never lose each other's rows. The root is a local path or a URI that
-`pyarrow.fs` understands (`s3://…`, `gs://…`, `file://…`), so the same code writes to object
-storage when an operator scales out. What must stay on a local disk — built repositories,
-response caches, reports, plots, the ledger, the DuckDB catalog — lives in the `workdir`: the
-warehouse itself when it is a local path, else `$EVALFLOW_WORKDIR`. A file that cannot be
-read is reported, never skipped.
+`<root>/<table>/all/part.parquet` for cross-run tables; an append-only table
+(`evaluation_history`) gets one more `run_key=<key>/<name>.parquet` per write instead. A
+file is written to a temporary name beside its destination and renamed into place, so a
+reader never sees half a file and concurrent partitions never lose each other's rows.
+A table with a contract (`evalflow.storage.tables`) is written with its Arrow schema and a
+frame that does not fit is refused (`evalflow.storage.arrow`); `run_key` is a plain `string`
+column, the type hive partitioning reads the directory key as, so pyarrow datasets, polars
+and DuckDB all read every table with `run_key=` as its partitioning.
+
+The root is a local path or a URI that `pyarrow.fs` understands (`s3://…`, `gs://…`,
+`file://…`), so the same code writes to object storage when an operator scales out. What must
+stay on a local disk — built repositories, response caches, reports, plots, the ledger, the
+DuckDB catalog — lives in the `workdir`: the warehouse itself when it is a local path, else
+`$EVALFLOW_WORKDIR`. A file that cannot be read is reported, never skipped.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
+from evalflow.storage.arrow import inferred, to_arrow
+from evalflow.storage.tables import TABLES, validate_frame
 
 PARTITION_DIR = "run_key="
 CROSS_RUN_DIR = "all"
@@ -63,39 +71,65 @@ class Warehouse:
     def table_dir(self, table: str) -> str:
         return f"{self.root.rstrip('/')}/{table}"
 
+    def folder(self, table: str, run_key: str | None) -> str:
+        return (
+            f"{table}/{PARTITION_DIR}{run_key}"
+            if run_key is not None
+            else f"{table}/{CROSS_RUN_DIR}"
+        )
+
     def part_path(self, table: str, run_key: str | None) -> str:
-        folder = f"{PARTITION_DIR}{run_key}" if run_key is not None else CROSS_RUN_DIR
-        return f"{table}/{folder}/{PART_FILE}"
+        return f"{self.folder(table, run_key)}/{PART_FILE}"
 
     def write(self, table: str, frame: pd.DataFrame, run_key: str | None = None) -> str:
         """Replace the table's part for `run_key` (or the cross-run part) atomically."""
+        if table in TABLES and TABLES[table].append_only:
+            raise ValueError(f"table {table!r} is append-only: use Warehouse.append")
         fs, base = self._fs()
-        relative = self.part_path(table, run_key)
-        final = f"{base}/{relative}"
+        final = f"{base}/{self.part_path(table, run_key)}"
+        self._put(fs, final, _arrow(table, frame))
+        return final
+
+    def append(self, table: str, frame: pd.DataFrame, run_key: str, name: str) -> str:
+        """Add the part `<name>.parquet` to the run's partition; earlier parts are never
+        rewritten. On a local disk the part is linked into place, which raises
+        FileExistsError when the name is taken (by another writer, too); an object store has
+        no such primitive, so there a second writer of the same name replaces the first."""
+        fs, base = self._fs()
+        final = f"{base}/{self.folder(table, run_key)}/{name}.parquet"
+        if fs.get_file_info(final).type != pafs.FileType.NotFound:
+            raise FileExistsError(final)
+        self._put(fs, final, _arrow(table, frame), exclusive=True)
+        return final
+
+    def _put(
+        self, fs: pafs.FileSystem, final: str, arrow: pa.Table, *, exclusive: bool = False
+    ) -> None:
+        """Write `arrow` to `final` through a temporary file renamed (or linked) into place."""
         folder = final.rsplit("/", 1)[0]
         fs.create_dir(folder, recursive=True)
         temp = f"{folder}/.{PART_FILE}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-        arrow = pa.Table.from_pandas(frame, preserve_index=False)
         with fs.open_output_stream(temp) as stream:
             pq.write_table(arrow, stream)
-        fs.move(temp, final)
-        return final
+        if not (exclusive and self.is_local):
+            fs.move(temp, final)
+            return
+        try:
+            os.link(temp, final)  # FileExistsError if another writer took the name meanwhile
+        finally:
+            os.unlink(temp)
 
     def read(self, table: str, run_key: str | None = None) -> pd.DataFrame:
-        """One part, or every part of a table concatenated (run keys sorted)."""
+        """A run's part(s), or every part of a table concatenated (sorted by path)."""
         fs, base = self._fs()
-        paths = [f"{base}/{self.part_path(table, run_key)}"] if run_key is not None else None
-        if paths is None:
-            paths = self.parts(table)
-        frames = []
-        for path in paths:
-            if fs.get_file_info(path).type != pafs.FileType.File:
-                raise InputError(
-                    f"table {table!r} has no data for {run_key or 'any run'}",
-                    where=path,
-                    fix="materialise it first (evalflow materialize)",
-                )
-            frames.append(_read_part(fs, path))
+        paths = self.parts(table, run_key)
+        if run_key is not None and not paths:
+            raise InputError(
+                f"table {table!r} has no data for {run_key}",
+                where=f"{base}/{self.part_path(table, run_key)}",
+                fix="materialise it first (evalflow materialize)",
+            )
+        frames = [_read_part(fs, path) for path in paths]
         if not frames:
             raise InputError(
                 f"table {table!r} is empty",
@@ -104,15 +138,27 @@ class Warehouse:
             )
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
-    def parts(self, table: str) -> list[str]:
-        """Every part file of a table, sorted."""
-        fs, base = self._fs()
-        selector = pafs.FileSelector(f"{base}/{table}", recursive=True, allow_not_found=True)
+    @staticmethod
+    def _files(fs: pafs.FileSystem, folder: str, *, recursive: bool = False) -> list[pafs.FileInfo]:
+        """The Parquet parts under `folder`, sorted (temporary files are hidden names)."""
+        selector = pafs.FileSelector(folder, recursive=recursive, allow_not_found=True)
         return sorted(
-            info.path
-            for info in fs.get_file_info(selector)
-            if info.type == pafs.FileType.File and info.path.endswith(f"/{PART_FILE}")
+            (
+                info
+                for info in fs.get_file_info(selector)
+                if info.type == pafs.FileType.File
+                and info.base_name.endswith(".parquet")
+                and not info.base_name.startswith(".")
+            ),
+            key=lambda info: info.path,
         )
+
+    def parts(self, table: str, run_key: str | None = None) -> list[str]:
+        """Every part file of a table (or of one run's partition), sorted."""
+        fs, base = self._fs()
+        if run_key is not None:
+            return [info.path for info in self._files(fs, f"{base}/{self.folder(table, run_key)}")]
+        return [info.path for info in self._files(fs, f"{base}/{table}", recursive=True)]
 
     def tables(self) -> list[str]:
         """Tables that have at least one part."""
@@ -126,8 +172,16 @@ class Warehouse:
 
     def has(self, table: str, run_key: str | None = None) -> bool:
         fs, base = self._fs()
-        info = fs.get_file_info(f"{base}/{self.part_path(table, run_key)}")
-        return info.type == pafs.FileType.File
+        return bool(self._files(fs, f"{base}/{self.folder(table, run_key)}"))
+
+
+def _arrow(table: str, frame: pd.DataFrame) -> pa.Table:
+    """The frame as its contract's Arrow table, or with inferred types if it has none."""
+    spec = TABLES.get(table)
+    if spec is None:
+        return inferred(frame)
+    validate_frame(table, frame)
+    return to_arrow(table, frame, spec.arrow_schema)
 
 
 def _read_part(fs: pafs.FileSystem, path: str) -> pd.DataFrame:

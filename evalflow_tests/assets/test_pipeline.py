@@ -126,7 +126,7 @@ def _digests(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*.parquet"))
-        if "dagster_home" not in p.parts
+        if "dagster_home" not in p.parts and "evaluation_history" not in p.parts
     }
 
 
@@ -138,6 +138,8 @@ def test_rerun_is_idempotent(mini: Path, tmp_path: Path, instance) -> None:
     reports = sorted((root / "reports").rglob("*.md"))
     assert run(instance, root, key).success
     assert _digests(root) == first
+    # The history is the one table that grows: one appended part per evaluation.
+    assert len(list((root / "evaluation_history").rglob("*.parquet"))) == 2
     assert sorted((root / "reports").rglob("*.md")) == reports
 
 

@@ -18,23 +18,24 @@ from evalflow.storage.warehouse import Warehouse
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Warehouse:
     wh = Warehouse(str(tmp_path / "warehouse"))
-    wh.write("final_score", pd.DataFrame({"run_key": ["a"], "final": [0.5]}), "a")
-    # A later part with a widened type and a new column: the union still reads.
-    wh.write("final_score", pd.DataFrame({"run_key": ["b"], "final": [1], "note": ["x"]}), "b")
+    wh.write("scores", pd.DataFrame({"run_key": ["a"], "final": [0.5]}), "a")
+    # A table without a contract (inferred types): a later part with a widened type and a new
+    # column, and the union still reads.
+    wh.write("scores", pd.DataFrame({"run_key": ["b"], "final": [1], "note": ["x"]}), "b")
     refresh_catalog(wh)
     return wh
 
 
 def _part(wh: Warehouse) -> Path:
-    return Path(wh.root) / "final_score" / "run_key=a" / "part.parquet"
+    return Path(wh.root) / "scores" / "run_key=a" / "part.parquet"
 
 
 def test_reading_the_tables_works(warehouse: Warehouse) -> None:
-    assert query(warehouse, "SELECT count(*) FROM final_score")[1] == [(2,)]
-    columns, rows = query(warehouse, "SELECT run_key, final, note FROM final_score ORDER BY 1")
+    assert query(warehouse, "SELECT count(*) FROM scores")[1] == [(2,)]
+    columns, rows = query(warehouse, "SELECT run_key, final, note FROM scores ORDER BY 1")
     assert columns == ["run_key", "final", "note"]
     assert rows == [("a", 0.5, None), ("b", 1.0, "x")]
-    assert ("final_score",) in query(warehouse, "SHOW TABLES")[1]
+    assert ("scores",) in query(warehouse, "SHOW TABLES")[1]
 
 
 def test_copy_to_a_warehouse_part_is_refused_and_the_part_is_unchanged(
@@ -46,7 +47,7 @@ def test_copy_to_a_warehouse_part_is_refused_and_the_part_is_unchanged(
         query(warehouse, f"COPY (SELECT 'forged' AS run_key, 9.9 AS final) TO '{part}'")
     assert part.read_bytes() == before
     with pytest.raises(InputError, match="Permission Error"):
-        query(warehouse, f"COPY final_score TO '{warehouse.root}/leak.csv'")
+        query(warehouse, f"COPY scores TO '{warehouse.root}/leak.csv'")
     assert not (Path(warehouse.root) / "leak.csv").exists()
 
 
@@ -57,7 +58,7 @@ def test_copy_to_a_warehouse_part_is_refused_and_the_part_is_unchanged(
         "SELECT * FROM read_csv('/etc/passwd', sep = ':')",
         "SELECT * FROM read_blob('/etc/hostname')",
         "SELECT * FROM glob('/etc/*')",
-        "SELECT * FROM read_parquet('{root}/final_score/*/part.parquet')",
+        "SELECT * FROM read_parquet('{root}/scores/*/part.parquet')",
         "EXPORT DATABASE '{root}/export'",
     ],
 )
@@ -138,6 +139,6 @@ def test_query_cli_refuses_a_write_with_exit_2(
 def test_an_analyst_holding_the_catalog_does_not_stop_queries(warehouse: Warehouse) -> None:
     analyst = duckdb.connect(str(catalog_path(warehouse)))  # read-write: the exclusive lock
     try:
-        assert query(warehouse, "SELECT count(*) FROM final_score")[1] == [(2,)]
+        assert query(warehouse, "SELECT count(*) FROM scores")[1] == [(2,)]
     finally:
         analyst.close()

@@ -47,11 +47,11 @@ def test_missing_partition_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_catalog_views_and_query(tmp_path: Path) -> None:
     wh = Warehouse(str(tmp_path))
-    wh.write("final_score", pd.DataFrame({"run_key": ["a"], "final": [0.5]}), "a")
-    assert refresh_catalog(wh) == ["final_score"]
-    assert refresh_catalog(wh) == ["final_score"]  # idempotent
-    wh.write("final_score", pd.DataFrame({"run_key": ["b"], "final": [0.7]}), "b")
-    columns, rows = query(wh, "SELECT run_key, final FROM final_score ORDER BY run_key")
+    wh.write("scores", pd.DataFrame({"run_key": ["a"], "final": [0.5]}), "a")
+    assert refresh_catalog(wh) == ["scores"]
+    assert refresh_catalog(wh) == ["scores"]  # idempotent
+    wh.write("scores", pd.DataFrame({"run_key": ["b"], "final": [0.7]}), "b")
+    columns, rows = query(wh, "SELECT run_key, final FROM scores ORDER BY run_key")
     assert columns == ["run_key", "final"] and rows == [("a", 0.5), ("b", 0.7)]
     with pytest.raises(InputError, match="query failed"):
         query(wh, "SELECT * FROM nope")
