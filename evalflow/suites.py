@@ -1,4 +1,5 @@
-"""Suite files: which benchmarks are rated together, with what weights, under which judge.
+"""Suite files (which benchmarks are rated together, with what weights, under which judge),
+and rating a suite from the warehouse tables.
 
 A suite lives at `<benchmarks root>/_suites/<name>.yaml` (`settings.benchmarks_root()`), or
 is given as a path to a YAML file:
@@ -25,11 +26,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evalflow import settings
+from evalflow.domain.ranking.suite import SUITE_SAMPLES, SuiteReport, judge_variance, rate_suite
+from evalflow.domain.rollup import PRIORITY_WEIGHTS
 from evalflow.errors import InputError
-from evalflow.inputs import read_yaml, validate_model
+from evalflow.evaluation import checks_frame
+from evalflow.inputs import load_benchmark, load_manifest, read_yaml, validate_model
 
 SUITES_DIR = "_suites"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -120,3 +125,62 @@ def load_suite(name_or_path: str) -> Suite:
             fix=f"known suites: {', '.join(known)}" if known else f"create {path}",
         )
     return validate_model(Suite, read_yaml(path, "suite file"), path, "suite file")
+
+
+def check_votes(
+    majority_vote: pd.DataFrame, ac_score: pd.DataFrame, run_manifest: pd.DataFrame
+) -> pd.DataFrame:
+    """The vote table joined to each check's AC and kind (from its run's frozen baseline)
+    and its story's weight: the input of `final_uncertainty` and `judge_variance`."""
+    frames = []
+    for manifest_path, runs in run_manifest.groupby("manifest_path", sort=True):
+        loaded = load_manifest(Path(manifest_path))
+        bench = load_benchmark(loaded.resolve(loaded.manifest.baseline))
+        checks = checks_frame(bench.baseline)[["check_id", "ac_id", "kind"]]
+        votes = majority_vote[majority_vote["run_key"].isin(runs["run_key"])]
+        frames.append(votes.merge(checks, on="check_id", how="inner"))
+    if not frames:
+        return pd.DataFrame(columns=[*majority_vote.columns, "ac_id", "kind", "weight"])
+    joined = pd.concat(frames, ignore_index=True)
+    stories = ac_score[["run_key", "ac_id", "story_id", "priority"]]
+    joined = joined.merge(stories, on=["run_key", "ac_id"], how="inner")
+    return joined.assign(weight=joined["priority"].map(PRIORITY_WEIGHTS))
+
+
+def rate_from_tables(
+    suite: Suite,
+    leaderboard: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    majority_vote: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    *,
+    n_samples: int = SUITE_SAMPLES,
+    seed: int = 0,
+) -> SuiteReport:
+    """Rate a suite from the warehouse tables (the asset and `leaderboard --suite` share it).
+
+    Judge variance is computed for the runs that can enter (ranked, in the suite) from their
+    k-run votes; a run whose votes are missing keeps a NULL judge SD."""
+    in_suite = leaderboard[leaderboard["benchmark"].isin(list(suite.weights))]
+    ranked = in_suite.loc[in_suite["ranked"].astype(bool), "run_key"]
+    manifests = run_manifest[run_manifest["run_key"].isin(ranked)]
+    votes = check_votes(majority_vote, ac_score, manifests)
+    judge_var = judge_variance(votes) if not votes.empty else None
+    scored = ac_score[ac_score["scored"].astype(bool) & ac_score["run_key"].isin(ranked)]
+    return rate_suite(
+        in_suite,
+        scored,
+        suite.weights,
+        judge_var=judge_var,
+        baselines={b.name: b.baseline_sha256 for b in suite.benchmarks},
+        pins=suite.pinned(),
+        n_samples=n_samples,
+        seed=seed,
+    )
+
+
+def known_suites() -> list[Suite]:
+    """Every suite file under `<benchmarks root>/_suites/`, by name (a bad file raises)."""
+    folder = settings.benchmarks_root() / SUITES_DIR
+    files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    return [load_suite(str(path)) for path in files]

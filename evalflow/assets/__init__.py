@@ -14,6 +14,7 @@ from evalflow.assets.rollup import rollup
 from evalflow.assets.run_manifest import run_manifest
 from evalflow.assets.scoring import scoring_runs
 from evalflow.assets.side_metrics import side_metrics
+from evalflow.assets.suite import suite_plots, suite_rating
 
 per_run_assets = [
     run_manifest,
@@ -33,6 +34,8 @@ cross_run_assets = [
     leaderboard,
     leaderboard_plots,
     ledger_entry,
+    suite_rating,
+    suite_plots,
 ]
 
 __all__ = ["asset_checks", "cross_run_assets", "harness_assets", "per_run_assets"]

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from evalflow import __version__
+from evalflow import __version__, settings
 from evalflow.cli.failures import exit_code_for
 
 # Command name → "module:attribute". Modules load on first use, so a light command never pays
@@ -51,7 +51,7 @@ SUMMARIES = {
     "materialize": "Evaluate registered runs through Dagster, then rank them and refresh the "
     "DuckDB catalog.",
     "score": "Score one framework run: print its roll-up and write its Markdown report.",
-    "demo": "Score the bundled offline demo (three runs of one PRD) and print the leaderboard.",
+    "demo": "Score the bundled offline demo and print the suite and per-PRD leaderboards.",
     "query": "Run SQL against the warehouse's DuckDB views (pretty table by default).",
     "leaderboard": "Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, "
     "cost.",
@@ -112,6 +112,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the group and maps every failure to one line + exit code."""
     try:
+        settings.check_environment()
         rc = cli.main(args=argv, prog_name="evalflow", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -21,6 +21,14 @@ from evalflow.judges.registry import JUDGE_NAMES
 from evalflow.storage.catalog import query as run_query
 
 DEMO_BENCHMARK = "trialist"
+DEMO_SUITE = "demo"  # <benchmarks>/_suites/demo.yaml: the demo's PRDs, rated together
+
+
+def _demo_benchmarks() -> list[str]:
+    from evalflow.suites import load_suite
+
+    return list(load_suite(DEMO_SUITE).weights)
+
 
 warehouse_option = click.option(
     "--warehouse",
@@ -369,20 +377,33 @@ def demo(
     warehouse: str | None,
     as_json: bool,
 ) -> None:
-    """Score the bundled offline demo (three runs of one PRD) and print the leaderboard."""
-    runs_dir = settings.benchmarks_root() / DEMO_BENCHMARK / "runs"
-    manifests = sorted(runs_dir.glob("*.yaml"))
-    if not manifests:
-        raise InputError(
-            "demo benchmark not found",
-            where=str(runs_dir),
-            fix="run from the evalflow checkout or set EVALFLOW_BENCHMARKS to its data/benchmarks",
-        )
+    """Score the bundled offline demo and print the suite and per-PRD leaderboards.
+
+    The demo suite (`_suites/demo.yaml`) names its PRDs; its framework-level leaderboard is
+    printed above the per-PRD ones."""
+    from evalflow.suites import suite_path
+
+    has_suite = suite_path(DEMO_SUITE).is_file()
+    manifests = []
+    for benchmark in _demo_benchmarks() if has_suite else [DEMO_BENCHMARK]:
+        runs_dir = settings.benchmarks_root() / benchmark / "runs"
+        found = sorted(runs_dir.glob("*.yaml"))
+        manifests += found
+        if not found:
+            raise InputError(
+                "demo benchmark not found",
+                where=str(runs_dir),
+                fix="run from the evalflow checkout or set EVALFLOW_BENCHMARKS to its "
+                "data/benchmarks",
+            )
     root = _root(warehouse)
     keys = orchestrate.register(root, manifests)
     outcomes = _materialize(root, keys, _choice(judge, max_cost, labels), "in_process", workers)
     _exit_on_failures(outcomes)
-    columns, rows = _leaderboard(root, DEMO_BENCHMARK, keys)
+    if has_suite and not as_json:
+        suite, report = _suite_report(root, DEMO_SUITE)
+        _print_suite(suite, report, "table")
+    columns, rows = _leaderboard(root, None, keys)
     _print_leaderboard(columns, rows, "json" if as_json else "table")
     if not as_json:
         _print_side_metrics(root, keys)
@@ -418,8 +439,116 @@ def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
         emit_table(columns, rows)
 
 
+SUITE_TABLES_NEEDED = ("leaderboard", "ac_score", "majority_vote", "run_manifest")
+
+
+def _suite_report(root: str, name: str):
+    """(suite, its rating) computed from the warehouse tables, exactly as the asset does."""
+    from evalflow.suites import load_suite, rate_from_tables
+
+    suite = load_suite(name)
+    wh = settings.warehouse(root)
+    missing = [t for t in SUITE_TABLES_NEEDED if t not in wh.tables()]
+    if missing:
+        raise InputError(
+            f"no evaluated runs yet (missing {', '.join(missing)})",
+            fix="evalflow materialize (or evalflow demo)",
+        )
+    tables = {t: wh.read(t) for t in SUITE_TABLES_NEEDED}
+    return suite, rate_from_tables(suite, *tables.values())
+
+
+def _ci(value, low, high) -> str:
+    return f"{format_half_up(value)} ({format_half_up(low)}–{format_half_up(high)})"
+
+
+def _suite_rows(rating) -> tuple[list[str], list[list]]:
+    headers = ["#", "framework", "BT rating (95% CI)", "mean Final (95% CI)",
+               "with Adjusted Final where a gate failed", "PRDs", "runs",
+               "run-to-run SD", "judge SD", "PRD SD", "cost $/run", "$/Final point",
+               "gap to next"]  # fmt: skip
+    out = []
+    for r in rating.to_dict("records"):
+        noise = {True: "within run noise", False: "beyond run noise"}.get(
+            r["gap_to_next_within_run_noise"], ""
+        )
+        adjusted = "—"
+        if r["n_adjusted"]:
+            adjusted = _ci(r["mean_effective_final"], r["mean_effective_ci_low"],
+                           r["mean_effective_ci_high"])  # fmt: skip
+            adjusted += f" ({r['n_adjusted']} of {r['n_runs']} runs adjusted)"
+        out.append([
+            r["rank"], r["framework"],
+            f"{r['rating']:.0f} ({r['rating_ci_low']:.0f}–{r['rating_ci_high']:.0f})",
+            _ci(r["mean_final"], r["mean_final_ci_low"], r["mean_final_ci_high"]), adjusted,
+            r["n_prds"], r["n_runs"], format_half_up(r["run_to_run_sd"]),
+            format_half_up(r["judge_sd"]), format_half_up(r["prd_sd"]),
+            format_half_up(r["cost_per_run_usd"]),
+            format_half_up(r["cost_per_final_point_usd"], 4), noise,
+        ])  # fmt: skip
+    return headers, out
+
+
+def _print_suite(suite, report, output: str) -> None:
+    """Framework rows of one suite, then the runs it left out and why."""
+    frames = {"rating": report.rating, "pairs": report.pairs, "left_out": report.left_out}
+    if output == "json":
+        emit_json(
+            {
+                "suite": suite.name,
+                **report.judge,
+                "n_samples": report.n_samples,
+                "seed": report.seed,
+                "separability": report.separability,
+                **{
+                    k: records(list(f.columns), f.itertuples(index=False))
+                    for k, f in frames.items()
+                },
+            }
+        )
+        return
+    judge = report.judge["judge_id"]
+    if report.judge["judge_model"]:
+        judge += f" ({report.judge['judge_model']})"
+    if report.judge["judge_prompt_version"]:
+        judge += f", prompt {report.judge['judge_prompt_version']}"
+    separable = format_half_up(report.separability)
+    title = (
+        f"Suite leaderboard — {suite.name} ({', '.join(suite.weights)}) · judge {judge} · "
+        f"{report.n_samples}-sample cluster bootstrap (PRDs, then runs), seed {report.seed} · "
+        f"separability {separable}"
+    )
+    headers, table = _suite_rows(report.rating)
+    left = [list(r) for r in report.left_out[["benchmark", "run_key", "reason"]].itertuples(
+        index=False
+    )]  # fmt: skip
+    if output == "md":
+        emit_markdown(headers, table, title)
+        if left:
+            emit_markdown(["benchmark", "run", "left out because"], left, "Left out")
+    else:
+        emit_table(headers, table, title=title)
+        if left:
+            emit_table(["benchmark", "run", "left out because"], left, title="Left out")
+
+
+def _print_suite_plots(root: str, suite, report) -> None:
+    from evalflow.reports import plots
+
+    out_dir = settings.warehouse(root).workdir / "plots" / "_suites" / suite.name
+    made = plots.suite_plots(report.rating, report.prd_scores, out_dir, suite=suite.name)
+    rows = [[name, _short_path(str(f.png)), _short_path(str(f.svg))] for name, f in made.items()]
+    emit_table(["plot", "png", "svg"], rows, title="Plots")
+
+
 @click.command()
 @click.option("--benchmark", default=None, help="Only this benchmark.")
+@click.option(
+    "--suite",
+    default=None,
+    help="Framework-level ratings across a suite's benchmarks: a name under "
+    "<benchmarks>/_suites/ or a path to a suite YAML file.",
+)
 @click.option(
     "--output",
     type=click.Choice(["table", "md", "json"]),
@@ -431,9 +560,26 @@ def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
 @warehouse_option
 @json_option
 def leaderboard(
-    benchmark: str | None, output: str, plots: bool, warehouse: str | None, as_json: bool
+    benchmark: str | None,
+    suite: str | None,
+    output: str,
+    plots: bool,
+    warehouse: str | None,
+    as_json: bool,
 ) -> None:
-    """Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, cost."""
+    """Ranked runs: Final (CI), Adjusted Final, band, Bradley–Terry rating ± CI, cost.
+
+    With --suite: one row per framework across the suite's PRDs (rating and mean Final with
+    cluster-bootstrap CIs, run-to-run and judge SD, cost per run and per Final point)."""
+    root = _root(warehouse)
+    if suite is not None:
+        if benchmark:
+            raise InputError("--suite and --benchmark exclude each other", fix="pass one")
+        loaded, report = _suite_report(root, suite)
+        _print_suite(loaded, report, "json" if as_json else output)
+        if plots:
+            _print_suite_plots(root, loaded, report)
+        return
     root = _root(warehouse)
     if "leaderboard" not in settings.warehouse(root).tables():
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")

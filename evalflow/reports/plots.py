@@ -224,3 +224,186 @@ def story_heatmap(
         ax.set_title(title or "Story scores per run")
         _note_omitted(figure, omitted)
         return _save(figure, out_dir, stem)
+
+
+def framework_forest_plot(
+    rating: pd.DataFrame, out_dir: Path, *, stem: str = "suite_forest", title: str | None = None
+) -> PlotFiles:
+    """One row per framework of a suite (the `suite_rating` table): Bradley–Terry rating with
+    its cluster-bootstrap CI, best at the top, with its mean Final and CI as the label."""
+    wanted = (
+        "framework",
+        "rating",
+        "rating_ci_low",
+        "rating_ci_high",
+        "mean_final",
+        "mean_final_ci_low",
+        "mean_final_ci_high",
+        "n_prds",
+        "n_runs",
+    )
+    _require(rating, wanted, "suite rating table")
+    rows = rating.sort_values(["rating", "framework"], ascending=[True, False])
+    y = np.arange(len(rows))
+    labels = [
+        f"{r.framework}  (Final {format_half_up(r.mean_final)} "
+        f"[{format_half_up(r.mean_final_ci_low)}–{format_half_up(r.mean_final_ci_high)}], "
+        f"{r.n_prds} PRDs, {r.n_runs} runs)"
+        for r in rows.itertuples(index=False)
+    ]
+    with _figure(7.5, 1.3 + 0.32 * len(rows)) as figure:
+        ax = figure.add_subplot()
+        ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
+        ax.hlines(
+            y,
+            rows["rating_ci_low"].to_numpy(dtype=float),
+            rows["rating_ci_high"].to_numpy(dtype=float),
+            color="#1f77b4",
+            linewidth=1.5,
+        )
+        ax.plot(rows["rating"].to_numpy(dtype=float), y, "o", color="#1f77b4", markersize=4)
+        ax.set_yticks(y, labels=labels)
+        ax.set_xlabel("framework Bradley–Terry rating (Elo scale), 95 % cluster bootstrap CI")
+        ax.set_title(title or "Framework ratings across the suite's PRDs")
+        return _save(figure, out_dir, stem)
+
+
+def suite_pareto_plot(
+    rating: pd.DataFrame,
+    out_dir: Path,
+    *,
+    stem: str = "suite_final_vs_cost",
+    title: str | None = None,
+) -> PlotFiles:
+    """Mean score per framework against its cost per run, with the score's CI as a vertical
+    bar. The score is the mean Adjusted Final where a gate failed (else Final); a framework
+    with any adjusted run is labelled "(Adjusted in n of N runs)". The frontier is drawn over the
+    frameworks with a known cost; unknown costs are named in a note, never placed at 0."""
+    wanted = (
+        "framework",
+        "n_runs",
+        "mean_effective_final",
+        "mean_effective_ci_low",
+        "mean_effective_ci_high",
+        "n_adjusted",
+        "cost_per_run_usd",
+    )
+    _require(rating, wanted, "suite rating table")
+    known = rating[rating["cost_per_run_usd"].notna()].sort_values(
+        ["cost_per_run_usd", "framework"]
+    )
+    unknown = rating.loc[rating["cost_per_run_usd"].isna(), "framework"].astype(str)
+    cost = known["cost_per_run_usd"].to_numpy(dtype=float)
+    score = known["mean_effective_final"].to_numpy(dtype=float)
+    # dominated[i]: another framework scores at least as high for at most the cost, and
+    # strictly better on one of the two (the rule of `domain/ranking/pareto.py`).
+    at_least = (score[:, None] >= score[None, :]) & (cost[:, None] <= cost[None, :])
+    strictly = (score[:, None] > score[None, :]) | (cost[:, None] < cost[None, :])
+    dominated = (at_least & strictly).any(axis=0)
+    with _figure(6.5, 4.5) as figure:
+        ax = figure.add_subplot()
+        low = score - known["mean_effective_ci_low"].to_numpy(dtype=float)
+        high = known["mean_effective_ci_high"].to_numpy(dtype=float) - score
+        bars = np.vstack([np.maximum(low, 0.0), np.maximum(high, 0.0)])
+        for mask, colour, label in ((~dominated, _FRONTIER_COLOUR, "frontier"),
+                                    (dominated, _OTHER_COLOUR, "dominated")):  # fmt: skip
+            ax.errorbar(cost[mask], score[mask], yerr=bars[:, mask], fmt="o", color=colour,
+                        ecolor=colour, elinewidth=1.0, capsize=3, label=label)  # fmt: skip
+        ax.step(
+            cost[~dominated], score[~dominated], where="post", color=_FRONTIER_COLOUR, linewidth=1.0
+        )
+        for row in known.itertuples(index=False):
+            label = str(row.framework)
+            if row.n_adjusted:
+                label += f" (Adjusted in {row.n_adjusted} of {row.n_runs} runs)"
+            ax.annotate(
+                label,
+                (row.cost_per_run_usd, row.mean_effective_final),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+            )
+        ax.set_xlabel("cost per framework run (USD): framework + judge")
+        ax.set_ylabel("mean Final (Adjusted Final where a gate failed), 95 % CI")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(loc="lower right")
+        ax.set_title(title or "Suite: Final vs cost per run (frontier in red)")
+        if len(unknown):
+            ax.text(
+                0.01,
+                0.99,
+                "cost unknown (not placed): " + ", ".join(unknown),
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+            )
+        return _save(figure, out_dir, stem)
+
+
+def prd_heatmap(
+    prd_scores: pd.DataFrame,
+    out_dir: Path,
+    *,
+    stem: str = "suite_prd_heatmap",
+    title: str | None = None,
+) -> PlotFiles:
+    """Frameworks × PRDs of mean Final (the `suite_prd_score` table); a PRD a framework did
+    not run is blank, never 0. Labels: mean Final and, with repeated runs, ± run-to-run SD."""
+    _require(prd_scores, ("framework", "benchmark", "mean_final", "run_to_run_sd"), "PRD table")
+    grid = prd_scores.pivot_table(
+        index="framework", columns="benchmark", values="mean_final", aggfunc="first", sort=True
+    )
+    spread = prd_scores.pivot_table(
+        index="framework",
+        columns="benchmark",
+        values="run_to_run_sd",
+        aggfunc="first",
+        sort=True,
+        dropna=False,
+    ).reindex(index=grid.index, columns=grid.columns)
+    values = grid.to_numpy(dtype=float)
+    sds = spread.to_numpy(dtype=float)
+    n_rows, n_cols = values.shape
+    with _figure(2.2 + 0.9 * n_cols, 1.2 + 0.35 * n_rows) as figure:
+        ax = figure.add_subplot()
+        image = ax.imshow(
+            np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
+        )
+        ax.set_xticks(
+            np.arange(n_cols), labels=grid.columns.astype(str).tolist(), rotation=45, ha="right"
+        )
+        ax.set_yticks(np.arange(n_rows), labels=grid.index.astype(str).tolist())
+        if values.size <= _HEATMAP_ANNOTATE_MAX_CELLS:
+            for (i, j), value in np.ndenumerate(values):
+                if np.isnan(value):
+                    continue
+                text = format_half_up(float(value))
+                if not np.isnan(sds[i, j]):
+                    text += f"\n±{format_half_up(float(sds[i, j]))}"
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if value < 0.5 else "black",
+                )
+        figure.colorbar(image, ax=ax, label="mean Final")
+        ax.set_title(title or "Mean Final per framework and PRD")
+        return _save(figure, out_dir, stem)
+
+
+def suite_plots(
+    rating: pd.DataFrame, prd_scores: pd.DataFrame, out_dir: Path, *, suite: str
+) -> dict[str, PlotFiles]:
+    """The three plots of one suite, by name."""
+    return {
+        "suite_forest": framework_forest_plot(
+            rating, out_dir, title=f"{suite}: framework ratings, 95 % cluster bootstrap CI"
+        ),
+        "suite_final_vs_cost": suite_pareto_plot(
+            rating, out_dir, title=f"{suite}: Final (Adjusted where a gate failed) vs cost"
+        ),
+        "suite_prd_heatmap": prd_heatmap(prd_scores, out_dir, title=f"{suite}: mean Final per PRD"),
+    }

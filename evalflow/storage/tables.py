@@ -621,6 +621,94 @@ class EvaluationHistoryRow(Row):
     )
 
 
+# --- suites and framework ratings (issue 17) ----------------------------------------------
+
+SUITE = Field(description="the suite (`<benchmarks>/_suites/<suite>.yaml`) the row belongs to")
+
+
+class SuiteRatingRow(Row):
+    suite: str = SUITE
+    rank: int = Field(description="by Bradley–Terry rating within the suite")
+    framework: str = Field(description="the player: all its runs on all the suite's PRDs")
+    rating: float = Field(description="Bradley–Terry MLE over AC matches pooled across PRDs")
+    rating_ci_low: float = Field(description="95 % cluster bootstrap CI (PRDs, then runs)")
+    rating_ci_high: float
+    mean_final: float = Field(description="suite-weighted mean over PRDs of its mean Final")
+    mean_final_ci_low: float = Field(description="95 % CI from the same bootstrap samples")
+    mean_final_ci_high: float
+    mean_effective_final: float = Field(
+        description="the same with Adjusted Final where a gate failed (the Pareto plot's axis)"
+    )
+    mean_effective_ci_low: float
+    mean_effective_ci_high: float
+    n_adjusted: int = Field(description="its runs whose Adjusted Final replaced Final")
+    n_prds: int
+    n_runs: int
+    n_matches: int = Field(description="run-vs-run AC matches it played")
+    run_to_run_sd: float | None = Field(
+        description="pooled SD of Final across repeated runs on one PRD; null: no repeats"
+    )
+    judge_sd: float | None = Field(
+        description="√ mean variance of its Finals under the k-run vote split; null: unknown"
+    )
+    prd_sd: float | None = Field(description="SD of its per-PRD mean Finals; null below 2 PRDs")
+    gap_to_next_within_run_noise: bool | None = Field(
+        description="|mean Final gap| to the next framework < √(σ²_run + σ²_run,next)"
+    )
+    cost_per_run_usd: float | None = Field(
+        description="mean framework + judge cost per run; null when any cost is unknown"
+    )
+    cost_per_final_point_usd: float | None = Field(
+        description="cost per run / (100 × mean Final): dollars per Final percentage point"
+    )
+    separability: float | None = Field(description="share of framework pairs with CIs apart")
+    judge_id: str = Field(description="the one judge (backend) every rated run shares")
+    judge_model: str | None
+    judge_prompt_version: str | None
+    n_samples: int
+    seed: int
+
+
+class SuitePairRow(Row):
+    suite: str = SUITE
+    a: str
+    b: str
+    p_a_better: float = Field(description="share of bootstrap samples rating a above b")
+    rating_gap: float = Field(description="rating of a − rating of b")
+    mean_final_gap: float = Field(description="mean Final of a − mean Final of b")
+    ci_overlap: bool = Field(description="the two rating CIs overlap")
+    within_run_noise: bool | None = Field(
+        description="|mean Final gap| < √(σ²_run,a + σ²_run,b); null without repeated runs"
+    )
+
+
+class SuitePrdScoreRow(Row):
+    suite: str = SUITE
+    framework: str
+    benchmark: str
+    weight: float = Field(description="the benchmark's weight in the suite")
+    n_runs: int
+    mean_final: float = Field(description="mean Final of its runs on this PRD")
+    mean_effective_final: float
+    run_to_run_sd: float | None = Field(description="SD of those Finals; null with one run")
+    judge_sd: float | None = Field(description="√ mean vote-split variance of those Finals")
+
+
+class SuiteLeftOutRow(Row):
+    suite: str = SUITE
+    benchmark: str
+    framework: str
+    run_key: str = RUN_KEY
+    reason: str = Field(description="incomplete, stale, unmeasured or different key (which)")
+
+
+class SuitePlotRow(Row):
+    suite: str = SUITE
+    plot: str = Field(description="suite_forest, suite_final_vs_cost or suite_prd_heatmap")
+    png_path: str
+    svg_path: str
+
+
 @dataclass(frozen=True)
 class TableSpec:
     name: str
@@ -690,6 +778,11 @@ _SPECS = [
         "One row per evaluation of a run, appended (one part each), never rewritten.",
         append_only=True,
     ),
+    TableSpec("suite_rating", SuiteRatingRow, "Framework ratings per suite with CIs.", False),
+    TableSpec("suite_pair", SuitePairRow, "P(a better than b) per suite framework pair.", False),
+    TableSpec("suite_prd_score", SuitePrdScoreRow, "Framework × PRD scores of a suite.", False),
+    TableSpec("suite_left_out", SuiteLeftOutRow, "Runs a suite rating left out, and why.", False),
+    TableSpec("suite_plots", SuitePlotRow, "Plot files per suite.", False),
 ]
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 
