@@ -133,6 +133,8 @@ def freeze(baseline: Path, force: bool) -> None:
 @click.option("--warehouse", default=None,
               help="claude: warehouse whose response cache is used (default: "
                    "$EVALFLOW_WAREHOUSE or data/warehouse).")  # fmt: skip
+@click.option("--anchors-from", type=click.Path(path_type=Path), default=None,
+              help="claude: a baseline whose calibration anchors Claude reads.")  # fmt: skip
 def draft(
     prd: Path,
     benchmark: str,
@@ -144,6 +146,7 @@ def draft(
     head: str,
     max_cost: float | None,
     warehouse: str | None,
+    anchors_from: Path | None,
 ) -> None:
     """Draft a baseline from the PRD: the offline rules (default, deterministic) or Claude."""
     from evalflow.domain.baseline_draft import OfflineDrafter
@@ -156,13 +159,14 @@ def draft(
                          fix="write the draft elsewhere with --out")  # fmt: skip
     if out.exists() and not force:
         raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
-    if repo is not None and drafter != "claude":
-        raise InputError("--repo verifies Claude's proposed probes", where="--repo",
-                         fix="pass --drafter claude, or drop --repo")  # fmt: skip
+    for given, name in ((repo, "--repo"), (anchors_from, "--anchors-from")):
+        if given is not None and drafter != "claude":
+            raise InputError(f"{name} is read by the Claude drafter only", where=name,
+                             fix="pass --drafter claude, or drop it")  # fmt: skip
     mapping = parse_priority_map(priority_map, {})
     parsed = parse_prd(read_text(prd, "PRD"), str(prd), priority_mapping=mapping)
     chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(
-        repo, head, max_cost, warehouse)  # fmt: skip
+        repo, head, max_cost, warehouse, anchors_from)  # fmt: skip
     acs = chosen.draft(parsed, benchmark)
     rel = os.path.relpath(prd.resolve(), out.resolve().parent)
     out.write_text(render_draft(acs, benchmark, str(rel), mapping, chosen.name))
@@ -183,8 +187,16 @@ def draft(
                        "(label it, or map its label with --priority-map)")  # fmt: skip
 
 
-def _claude_drafter(repo: Path | None, head: str, max_cost: float | None, warehouse: str | None):
+def _claude_drafter(
+    repo: Path | None,
+    head: str,
+    max_cost: float | None,
+    warehouse: str | None,
+    anchors_from: Path | None,
+):
     from evalflow import settings
+    from evalflow.domain.models import Baseline
+    from evalflow.inputs import read_yaml, validate_model
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_drafter import ClaudeDrafter
 
@@ -196,9 +208,16 @@ def _claude_drafter(repo: Path | None, head: str, max_cost: float | None, wareho
         top = require_repo(repo)
         snapshot = load_snapshot(top, resolve_commit(top, head))
     overrides = {} if max_cost is None else {"max_cost_usd": max_cost}
+    anchors = ()
+    if anchors_from is not None:
+        what = "baseline"
+        anchors = validate_model(
+            Baseline, read_yaml(anchors_from, what), anchors_from, what
+        ).anchors
     return ClaudeDrafter(
         ClaudeSettings.from_env(**overrides),
         snapshot=snapshot,
+        anchors=anchors,
         cache_dir=settings.warehouse(warehouse).workdir / "cache",
     )
 

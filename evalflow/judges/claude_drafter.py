@@ -11,6 +11,9 @@ product-controlled default + switch; wiring for asynchronous ingress; the fixed 
 policy; T-outcome; the payload rule on T-checks too) and each check names the rule that
 produced it, written as the check's `# rule:` comment.
 
+The benchmark's calibration anchors (MET, UNMET, borderline, with their reasons), when given,
+are part of every question, as they are for the Claude judge.
+
 Probes: Claude sees the repository's file list and its code (bounded, as untrusted data) and
 may propose a probe per check. Each one is run by the heuristic judge's own code
 (`heuristic.explain_check`, what `evalflow probe test` shows) with every file as the diff
@@ -36,6 +39,7 @@ from evalflow.domain.globs import any_glob
 from evalflow.domain.models import (
     PRD,
     AcceptanceCriterion,
+    Anchor,
     BaselineAC,
     Check,
     Probe,
@@ -227,6 +231,19 @@ def repository_material(snapshot: RepoSnapshot | None) -> str:
     return untrusted("\n".join(parts))
 
 
+def anchors_text(anchors: tuple[Anchor, ...]) -> str:
+    """The benchmark's calibration anchors as the drafter reads them: where this benchmark
+    draws the MET/UNMET line, so the checks it drafts can be judged the same way."""
+    lines = [
+        "Calibration anchors of this benchmark (settled examples; draft checks that a judge "
+        "can decide the same way):"
+    ]
+    for a in anchors:
+        mark = ", borderline" if a.borderline else ""
+        lines.append(f"- {a.check_id}: {a.verdict}{mark}. Example: {a.example} Reason: {a.reason}")
+    return "\n".join(lines)
+
+
 def verify_probe(
     probe: Probe,
     ac: AcceptanceCriterion,
@@ -276,6 +293,7 @@ class ClaudeDrafter:
         *,
         snapshot: RepoSnapshot | None = None,
         test_levels: TestLevelPolicy | None = None,
+        anchors: tuple[Anchor, ...] = (),
         transport: ClaudeClient | None = None,
         cache_dir: Path | None = None,
         base_url: str | None = None,
@@ -299,6 +317,7 @@ class ClaudeDrafter:
             "text": "Repository material for probes:\n" + repository_material(snapshot),
             "cache_control": _EPHEMERAL,
         }
+        self._anchors = [{"type": "text", "text": anchors_text(anchors)}] if anchors else []
 
     def drain_usage(self) -> list[UsageRecord]:
         return self.transport.drain_usage()
@@ -322,7 +341,7 @@ class ClaudeDrafter:
         proposal, _ = ask_tool(
             self.transport,
             system=self._system,
-            user=[self._material, question],
+            user=[self._material, *self._anchors, question],
             tool=DRAFT_TOOL,
             parse=_Proposal.model_validate,
             site=CallSite(f"draft:{benchmark}", ac.id, 1, 1),

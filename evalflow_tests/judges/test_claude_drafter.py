@@ -2,7 +2,8 @@
 its prompt, a strict tool, each check marked with its rule, proposed probes verified against
 the repository (kept only when they match code or an asserting test), cached (a re-run sends
 nothing and writes the same bytes), costed, budgeted (a budget stop falls back to the offline
-rules, marked), and `baseline draft --drafter claude` never overwrites a frozen baseline."""
+rules, marked), reads the benchmark's calibration anchors, and `baseline draft --drafter claude`
+never overwrites a frozen baseline."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evalflow.judges.anthropic_judge import ClaudeSettings
 from evalflow.judges.claude_drafter import DRAFT_TOOL_NAME, ClaudeDrafter
 from evalflow.repo.snapshot import RepoSnapshot, SourceFile
 from evalflow_tests.cli.test_baseline_cli import run_cli
+from evalflow_tests.conftest import DEMO
 from evalflow_tests.judges.fake_anthropic import TEST_PRICES, FakeAnthropic, Reply, Turn, tool_use
 
 PRD = """\
@@ -165,9 +167,13 @@ def test_cli_claude_draft_writes_verified_probes_and_never_a_frozen_baseline(
     with FakeAnthropic(answer) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         args = ["baseline", "draft", str(tmp_path / "prd.md"), "--benchmark", "trials",
-                "--drafter", "claude", "--repo", str(repo)]  # fmt: skip
+                "--drafter", "claude", "--repo", str(repo),
+                "--anchors-from", str(DEMO / "_ac-baseline.yaml")]  # fmt: skip
         code, stdout, err = run_cli(capsys, *args)
         assert code == 0, err
+        # The benchmark's calibration anchors are part of the question, borderline marked.
+        asked = " ".join(b["text"] for b in fake.requests[0]["messages"][0]["content"])
+        assert "S1-AC3-T2: UNMET, borderline. Example:" in asked
         assert "Claude drafter: 1 call(s), 0 from the cache" in stdout
         assert "3 verified probe(s)" in stdout
         assert "(Claude drafter, claude-sonnet-5-5)" in out.read_text()
