@@ -3,6 +3,7 @@ into place while another process holds a read-only or read-write connection to i
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,74 @@ def test_views_use_absolute_paths_from_a_relative_root(
     monkeypatch.chdir("/")
     with duckdb.connect(str(tmp_path / "warehouse" / "evalflow.duckdb"), read_only=True) as con:
         assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from evalflow.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def _analyst(path: Path, mode: str, sql: str) -> subprocess.Popen:
+    script = ANALYST.replace("SELECT count(*) FROM t", sql)
+    return subprocess.Popen(
+        [sys.executable, "-c", script, str(path), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow  # two CLI materialisations: 40-100 s on the shared machine
+def test_a_run_completes_while_analysts_hold_the_catalog_and_the_warehouse_moves(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    root = tmp_path / "wh"
+    code, _, err = _cli(
+        capsys, "register", str(mini / "runs" / "good.yaml"), "--warehouse", str(root)
+    )
+    assert code == 0, err
+    assert _cli(capsys, "catalog", "--warehouse", str(root))[0] == 0
+    path = catalog_path(Warehouse(str(root)))
+    # Each kind of connection an analyst may hold, with the file lock it takes (DuckDB lets
+    # one process hold a read-write connection, or any number hold read-only ones): the
+    # first run evaluates, the second finds the run unchanged; both swap the catalog.
+    for mode in ("ro", "rw"):
+        analyst = _analyst(path, mode, "SELECT count(*) FROM run_registry")
+        try:
+            assert analyst.stdout is not None and analyst.stdin is not None
+            assert analyst.stdout.readline().strip() == "1"  # connected, lock held
+            code, _, err = _cli(capsys, "materialize", "--workers", "1", "--warehouse", str(root))
+            assert code == 0, err  # the catalog was swapped, never locked
+            analyst.stdin.write("\n")
+            analyst.stdin.flush()
+            assert analyst.stdout.readline().strip() == "1"  # its old file still reads
+            assert analyst.wait(timeout=30) == 0
+        finally:
+            analyst.kill()
+            analyst.wait()
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT final FROM final_score").fetchall() == [(1.0,)]
+
+    moved = tmp_path / "elsewhere" / "wh"
+    moved.parent.mkdir()
+    shutil.move(root, moved)
+    # `evalflow query` never needs the catalog file; the file itself needs one refresh.
+    code, out, _ = _cli(
+        capsys, "query", "SELECT final FROM final_score", "--warehouse", str(moved), "--csv"
+    )
+    assert (code, out) == (0, "final\n1.0\n")
+    stale = duckdb.connect(str(moved / "evalflow.duckdb"), read_only=True)
+    with stale, pytest.raises(duckdb.Error):  # its views still point at the old place
+        stale.execute("SELECT final FROM final_score").fetchall()
+    code, out, _ = _cli(capsys, "catalog", "--warehouse", str(moved))
+    assert code == 0 and out.startswith(f"{moved / 'evalflow.duckdb'}: ")
+    monkeypatch.chdir("/")
+    with duckdb.connect(str(moved / "evalflow.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT final FROM final_score").fetchall() == [(1.0,)]
+        (evaluations,) = con.execute("SELECT count(*) FROM evaluation_history").fetchone()
+        assert evaluations >= 1  # 2 unless the second run was skipped as unchanged
