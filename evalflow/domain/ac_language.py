@@ -3,7 +3,8 @@
 Shared by the offline drafter (`baseline_draft`) and the linter (`baseline_lint`), so the
 two never disagree on what an AC says: its Given/When/Then parts, its observable clauses,
 the named fields of an emitted/returned/persisted artefact (conjunction/payload rule), its
-alternatives and whether the product controls the choice (disjunction rule), an
+alternatives — in a clause, or in the Given as independent paths — and whether the product
+controls the choice (disjunction rule), an
 asynchronous ingress (wiring rule), outcome wording (T-outcome) and the test level the fixed
 policy demands. Pure, deterministic regular-expression work on text evalflow itself holds.
 """
