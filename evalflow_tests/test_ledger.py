@@ -252,3 +252,29 @@ def test_entry_model_round_trip_through_the_file(tmp_path: Path, rubric: Rubric)
     original = LedgerEntry.model_validate(entry_document(snapshots={"x": 1}))
     append_entry(path, original, rubric)
     assert json.loads(path.read_text(encoding="utf-8")) == original.to_document()
+
+
+def test_a_framework_run_entry_names_what_was_evaluated(tmp_path: Path, rubric: Rubric) -> None:
+    from evalflow.ledger import record_evaluation
+
+    path = tmp_path / "ledger.jsonl"
+    common = {"scores": {"final": 0.5}, "results": [], "passed": True, "ledger_path": path}
+    record_evaluation("framework_run", "b.f.r1", head_sha="a" * 40, fingerprint="f" * 64, **common)
+    record_evaluation("plugin_score", "skill", **common)
+    document = json.loads(path.read_text().splitlines()[0])
+    assert document["headSha"] == "a" * 40 and document["fingerprint"] == "f" * 64
+    frame = read_ledger_frame(path, rubric)
+    assert list(frame.columns) == list(LEDGER_COLUMNS)
+    assert frame["head_sha"].iloc[0] == "a" * 40 and frame["head_sha"].isna().iloc[1]
+    assert frame["fingerprint"].iloc[0] == "f" * 64 and frame["fingerprint"].isna().iloc[1]
+    assert str(frame["timestamp"].dtype).startswith("datetime64") and frame["commit"].notna().all()
+
+
+def test_now_honours_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalflow.ledger import now
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    assert now().isoformat() == "2026-01-01T00:00:00+00:00"
+    assert now_timestamp() == "2026-01-01T00:00:00Z"
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert now().microsecond == 0 and now().tzinfo is not None
