@@ -1,13 +1,16 @@
 """The error types every evalflow command turns into one clear line and an exit code.
 
 Exit codes are fixed across the CLI: 0 ok, 1 a measured result below its threshold (the
-retrieval gate, a plugin score under --threshold, a judge that fails calibration), 2 bad input
-or usage (including runs that could not be evaluated), 3 an internal failure. A crash is never
-confused with a low score; a framework run that scored low or failed a gate was still
-evaluated successfully (0).
+retrieval gate, a plugin score under --threshold, a judge that fails calibration), 2 bad input,
+usage or environment (runs that could not be evaluated, a full disk, an unwritable directory),
+3 an internal failure. A crash is never confused with a low score; a framework run that scored
+low or failed a gate was still evaluated successfully (0).
 """
 
 from __future__ import annotations
+
+import errno
+import os
 
 EXIT_OK = 0
 EXIT_BELOW_THRESHOLD = 1
@@ -39,6 +42,12 @@ class InputError(EvalflowError):
     """Malformed or missing input (PRD, baseline, manifest, repository, fixture)."""
 
 
+class InternalError(EvalflowError):
+    """A failure evalflow cannot tell the operator how to fix, reported as such (exit 3)."""
+
+    exit_code = EXIT_INTERNAL
+
+
 class ReadOnlyViolationError(EvalflowError):
     """The evaluated repository changed while evalflow was reading it (SPEC core rule 5)."""
 
@@ -52,3 +61,37 @@ class JudgeUnavailableError(EvalflowError):
     circuit breaker trips (too many consecutive transient failures, or too long without a
     successful call); never turned into UNSCORED verdicts that would rank a run 0.00.
     """
+
+
+# The OS errors an operator fixes on the machine, each with what to do: reported as an
+# InputError (exit 2) about the machine, never blamed on the evaluated project. Anything else an
+# OSError says stays an internal failure: evalflow cannot tell the operator how to fix it.
+_ENVIRONMENT_FIXES = {
+    errno.ENOSPC: "free disk space there (or point --warehouse at a larger disk), then rerun",
+    errno.EDQUOT: "free space within your disk quota there, then rerun",
+    errno.EROFS: "the file system is read-only: point --warehouse (or DAGSTER_HOME) at a "
+    "writable directory",
+    errno.EACCES: "make it writable by this user, or point --warehouse (or DAGSTER_HOME) at "
+    "a directory you own",
+    errno.EPERM: "make it writable by this user, or point --warehouse (or DAGSTER_HOME) at "
+    "a directory you own",
+}
+
+
+def environment_failure(code: int | None, where: str | None) -> InputError | None:
+    """The InputError for OS error number `code` at `where`, or None when that number is
+    not one an operator can fix on the machine (see `_ENVIRONMENT_FIXES`)."""
+    if code not in _ENVIRONMENT_FIXES:
+        return None
+    return InputError(os.strerror(code), where=where, fix=_ENVIRONMENT_FIXES[code])
+
+
+def environment_failure_of(exc: BaseException) -> InputError | None:
+    """`environment_failure` of the first OSError in `exc`'s chain of causes, if any."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, OSError) and current.errno is not None:
+            where = str(current.filename) if current.filename else None
+            return environment_failure(current.errno, where)
+        current = current.__cause__ or current.__context__
+    return None

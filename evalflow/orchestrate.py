@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalflow import settings
-from evalflow.errors import InputError
+from evalflow.errors import EvalflowError, InputError, InternalError, environment_failure
 from evalflow.storage.catalog import refresh_catalog
 
 # Dagster and the manifest registry are imported where a function first needs them:
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 EXECUTORS = ("in_process", "multiprocess")
 _EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
+# How Python prints an OSError: "[Errno 28] No space left on device: '/path'".
+_OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*)')?")
 # Dagster's per-event lines would drown the CLI's own progress; failures are reported by
 # the CLI as one line each (the full story stays in the Dagster instance).
 QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
@@ -40,6 +42,10 @@ class Outcome:
     success: bool
     seconds: float
     error: str = ""
+    # Failed for a reason evalflow cannot tell the operator how to fix (a bug: exit 3); a
+    # failure naming bad input or the machine (a full disk) keeps its fix (exit 2).
+    internal: bool = False
+
 
 
 def instance(warehouse_root: str) -> dg.DagsterInstance:
@@ -127,17 +133,53 @@ def _run_config(warehouse_root: str, judge: JudgeChoice, gates: GateChoice = Gat
     }
 
 
-def _failure_message(result: dg.ExecuteJobResult) -> str:
+def _failure_message(result: dg.ExecuteJobResult) -> tuple[str, bool]:
+    """The first failed step's one line, and whether the input or the machine is to blame.
+
+    Dagster wraps what an asset raised (`DagsterExecutionStepExecutionError` → the error →
+    its causes). The outermost evalflow error is the one that says what to fix (an inner
+    cause such as "git rev-parse failed: exit 1" or pydantic's "For further information
+    visit …" does not); without one, an OS error an operator can fix (a full disk) is
+    reported with its fix; anything else is an internal failure, its innermost last line."""
     for event in result.all_events:
-        if event.is_step_failure:
-            error = event.step_failure_data.error
-            while error is not None and error.cause is not None:
-                error = error.cause
-            text = (error.message if error else event.message or "").strip().splitlines()
-            for line in reversed(text):
-                if line.strip():
-                    return f"{event.step_key}: {_EVALFLOW_ERROR.sub('', line.strip())}"
-    return "run failed"
+        if not event.is_step_failure:
+            continue
+        chain = []
+        error = event.step_failure_data.error
+        while error is not None:
+            chain.append(error)
+            error = error.cause
+        for info in chain:
+            if match := _EVALFLOW_ERROR.match(info.message):
+                return f"{event.step_key}: {info.message[match.end() :].strip()}", True
+        for info in chain:
+            if (os_error := _OS_ERROR.search(info.message)) is not None:
+                where = os_error["where"]
+                failure = environment_failure(int(os_error["errno"]), where)
+                if failure is not None:
+                    return f"{event.step_key}: {failure.one_line()}", True
+        text = (chain[-1].message if chain else event.message or "").strip().splitlines()
+        last = next((line.strip() for line in reversed(text) if line.strip()), "failed")
+        return f"{event.step_key}: {last}", False
+    return "run failed", False
+
+
+def failures_error(outcomes: list[Outcome]) -> EvalflowError | None:
+    """One error for the runs that failed, or None: the first failure's own line (what, where,
+    fix); an internal failure among them comes first and makes it exit 3."""
+    failed = sorted((o for o in outcomes if not o.success), key=lambda o: not o.internal)
+    if not failed:
+        return None
+    first = failed[0]
+    what = f"{len(failed)} of {len(outcomes)} run(s) failed; first: {first.partition}: "
+    what += first.error
+    if first.internal:
+        return InternalError(
+            what,
+            fix="a bug in evalflow: report it with that Dagster run's logs (`dagster dev` shows "
+            "them); the other runs were stored",
+        )
+    return InputError(what, fix="the other runs were stored")
 
 
 def run_partition(
@@ -159,8 +201,8 @@ def run_partition(
         tags={"dagster/partition": partition},
     ) as result:
         ok = result.success
-        error = "" if ok else _failure_message(result)
-    return Outcome(partition, ok, time.perf_counter() - start, error)
+        error, fixable = ("", True) if ok else _failure_message(result)
+    return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
 
 
 def rank(warehouse_root: str) -> Outcome:
@@ -179,8 +221,8 @@ def rank(warehouse_root: str) -> Outcome:
         },
     ) as result:
         ok = result.success
-        error = "" if ok else _failure_message(result)
-    return Outcome("rank_runs", ok, time.perf_counter() - start, error)
+        error, fixable = ("", True) if ok else _failure_message(result)
+    return Outcome("rank_runs", ok, time.perf_counter() - start, error, internal=not fixable)
 
 
 def resolve_partitions(warehouse_root: str, partitions: list[str] | None) -> list[str]:

@@ -29,6 +29,21 @@ telemetry:
 """
 
 
+def check_environment() -> None:
+    """Refuse, before anything is imported, an environment value that would crash a library.
+
+    `SOURCE_DATE_EPOCH` (pins evalflow's timestamps) is read at import time by numpy's f2py,
+    which scipy loads: a non-integer there is a ValueError deep inside an import, not a line
+    naming the variable."""
+    pinned = os.environ.get("SOURCE_DATE_EPOCH")
+    if pinned and not pinned.strip().isdigit():
+        raise InputError(
+            "SOURCE_DATE_EPOCH is not a whole number of seconds since 1970",
+            where=f"SOURCE_DATE_EPOCH={pinned}",
+            fix="set it to e.g. $(git log -1 --format=%ct) or unset it",
+        )
+
+
 def warehouse_root() -> str:
     return os.environ.get("EVALFLOW_WAREHOUSE") or DEFAULT_WAREHOUSE
 
@@ -67,6 +82,12 @@ def dagster_home(warehouse_root: str | None = None) -> Path:
     else:
         home = warehouse(warehouse_root).workdir / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
+    if not os.access(home, os.W_OK | os.X_OK):
+        raise InputError(
+            "the Dagster home is not writable (Dagster keeps its runs and logs there)",
+            where=str(home),
+            fix=f"make it writable (chmod u+w {home}) or set DAGSTER_HOME to a directory you own",
+        )
     config = home / DAGSTER_YAML
     if not config.exists():
         # Atomic: parallel workers may load the instance while another one writes the file.

@@ -14,13 +14,16 @@ from typing import Any, TypeVar
 
 import click
 
-from evalflow.errors import EXIT_INTERNAL, EvalflowError
+from evalflow.errors import EXIT_INTERNAL, EvalflowError, environment_failure_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def exit_code_for(exc: Exception) -> int:
     """Print the one-line message for `exc` and return its exit code."""
+    if not isinstance(exc, EvalflowError):
+        # A full disk or an unwritable directory is the machine's, fixable: exit 2 with the fix.
+        exc = environment_failure_of(exc) or exc
     if isinstance(exc, EvalflowError):
         click.echo(f"error: {exc.one_line()}", err=True)
         return exc.exit_code

@@ -246,13 +246,8 @@ def _print_side_metrics(root: str, run_keys: list[str]) -> None:
 
 
 def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
-    failed = [o for o in outcomes if not o.success]
-    if failed:
-        raise InputError(
-            f"{len(failed)} of {len(outcomes)} run(s) failed; first: {failed[0].partition}: "
-            f"{failed[0].error}",
-            fix="fix that input; the other runs were stored",
-        )
+    if (error := orchestrate.failures_error(outcomes)) is not None:
+        raise error
 
 
 @click.command()

@@ -197,8 +197,13 @@ class ClaudeSettings(BaseModel):
             return cls.model_validate(values)
         except ValidationError as exc:
             first = exc.errors()[0]
+            field = str(first["loc"][0]) if first["loc"] else ""
+            env_names = {name: env for name, (env, _) in numbers.items()}
+            env_names |= {"model": "EVALFLOW_CLAUDE_MODEL", "effort": "EVALFLOW_CLAUDE_EFFORT"}
+            env_name = None if field in overrides else env_names.get(field)
             raise InputError(
                 f"invalid Claude judge setting {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                where=f"{env_name}={os.environ.get(env_name, '')}" if env_name else None,
                 fix="check the EVALFLOW_CLAUDE_* / EVALFLOW_MAX_COST_USD environment variables",
             ) from exc
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -104,9 +105,8 @@ def test_prune_by_prompt_version_age_and_registration(
     warehouse.write(REGISTRY_TABLE, frame, "mini.good.r1")
     code, out, _ = run_cli(capsys, *args, "--unregistered-runs")
     assert json.loads(out)[0]["removed"] == 0  # every entry is of the registered run
+    shutil.rmtree(warehouse.table_dir(REGISTRY_TABLE))  # mini.good.r1 is unregistered
     warehouse.write(REGISTRY_TABLE, frame.assign(run_key="other.run.r1"), "other.run.r1")
-    for part in warehouse.parts(REGISTRY_TABLE, "mini.good.r1"):
-        Path(part).unlink()
     code, out, _ = run_cli(capsys, *args, "--unregistered-runs")
     assert [(r["removed"], r["kept"]) for r in json.loads(out)] == [(7, 0)]
 

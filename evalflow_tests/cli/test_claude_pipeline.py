@@ -36,6 +36,9 @@ def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, c
     assert row["final"] == 0.84 and row["judge_id"].startswith("anthropic:")
     assert row["judge_cost_usd"] > 0
     assert json.loads(out2)[0]["final"] == 0.84
+    report = Path(json.loads(out2)[0]["report_path"]).read_text()
+    assumptions = " ".join(report.split("## Assumptions", 1)[1].split("\n## ", 1)[0].split())
+    assert "accepts no sampling parameters, temperature included" in assumptions
     code, out, _ = run_cli(
         capsys, "query", "SELECT self_preference, judge_model FROM run_manifest", "--json"
     )
