@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from evalflow import __version__
+from evalflow import __version__, settings
 from evalflow.cli.failures import exit_code_for
 
 # Command name → "module:attribute". Modules load on first use, so a light command never pays
@@ -112,6 +112,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the group and maps every failure to one line + exit code."""
     try:
+        settings.check_environment()
         rc = cli.main(args=argv, prog_name="evalflow", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
