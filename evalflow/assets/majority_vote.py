@@ -7,6 +7,7 @@ from evalflow.assets.common import GROUP, IO, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import majority_vote as vote
 from evalflow.evaluation import K_RUNS
+from evalflow.judges.panel import independent_votes
 
 
 @dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
@@ -20,11 +21,22 @@ def majority_vote(
     """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag.
 
     When the judge shares the author's model family (SPEC core rule 4), a borderline check
-    can never be MET.
+    can never be MET — unless a judge panel cast some of its votes from another family: those
+    votes decide it (`judges.panel`).
     """
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
     self_preference = bool(run_manifest["self_preference"].iloc[0])
-    votes = stamp(vote(verdicts, K_RUNS, borderline_to_unmet=self_preference), run_manifest)
+    votes = stamp(
+        vote(
+            verdicts,
+            K_RUNS,
+            borderline_to_unmet=self_preference,
+            independent=independent_votes(
+                verdicts["judge_id"], run_manifest["author_model"].iloc[0]
+            ),
+        ),
+        run_manifest,
+    )
     context.add_output_metadata(
         {
             "borderline": int(votes["borderline"].sum()),

@@ -10,6 +10,7 @@ from evalflow.assets.common import GROUP, IO, prepare
 from evalflow.assets.partitions import evaluations
 from evalflow.evaluation import comparability, fingerprint
 from evalflow.judges.family import same_family
+from evalflow.judges.panel import judge_models
 from evalflow.repo.guard import capture_state
 from evalflow.resources import EvalflowResource
 
@@ -44,7 +45,8 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
         "judge_model": judge.model,
         "judge_prompt_version": prompt_version,
         "comparability_key": comparability_key,
-        "self_preference": bool(judge.model and same_family(judge.model, m.author_model)),
+        # A panel shares the author's family when any member does (`judges.panel`).
+        "self_preference": any(same_family(j, m.author_model) for j in judge_models(judge)),
         "author_model": m.author_model,
         "framework_cost_usd": m.framework_cost_usd,
         "spec_dir": m.spec_dir,

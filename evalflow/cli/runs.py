@@ -17,7 +17,7 @@ from evalflow.cli.output import (
 )
 from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
-from evalflow.judges.registry import JUDGE_NAMES
+from evalflow.judges.registry import JudgeName
 from evalflow.storage.catalog import query as run_query
 
 DEMO_BENCHMARK = "trialist"
@@ -42,10 +42,11 @@ def judge_options(command):
     options = [
         click.option(
             "--judge",
-            type=click.Choice(JUDGE_NAMES),
+            type=JudgeName(),
             default=None,
             help="Judge for every run (default: the manifest's `judge:`, $EVALFLOW_JUDGE, "
-            "heuristic). anthropic/hybrid need ANTHROPIC_API_KEY.",
+            "heuristic). anthropic/hybrid need ANTHROPIC_API_KEY, openai OPENAI_API_KEY; "
+            "panel:anthropic,openai splits the k runs across judges.",
         ),
         click.option(
             "--max-cost",

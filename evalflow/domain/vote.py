@@ -26,12 +26,19 @@ VOTE_COLUMNS = [
 
 
 def majority_vote(
-    verdicts: pd.DataFrame, k: int, *, borderline_to_unmet: bool = False
+    verdicts: pd.DataFrame,
+    k: int,
+    *,
+    borderline_to_unmet: bool = False,
+    independent: pd.Series | None = None,
 ) -> pd.DataFrame:
     """One row per (run_key, check_id) from a frame with run_key, check_id, run, status.
 
     `borderline_to_unmet` applies SPEC rule 4 (the judge shares the author's model family):
-    a borderline check can then never be MET.
+    a borderline check can then never be MET. `independent` (one bool per verdict row) marks
+    the votes cast by a judge of another family than the author's, as in a judge panel: a
+    borderline check is then decided by a strict majority of those votes, and becomes UNMET
+    only when they have none (or there are none).
     """
     if verdicts.empty:
         return pd.DataFrame(columns=VOTE_COLUMNS)
@@ -62,7 +69,14 @@ def majority_vote(
     majority = np.where(has_majority, np.array(STATUSES)[winner], "UNSCORED")
     borderline = (matrix > 0).sum(axis=1) > 1
     if borderline_to_unmet:
-        majority = np.where(borderline & (majority == "MET"), "UNMET", majority)
+        degraded = np.where(borderline & (majority == "MET"), "UNMET", majority)
+        if independent is not None:
+            mine = np.asarray(independent, dtype=bool)
+            own = np.bincount(codes[mine] * 3 + status[mine], minlength=n * 3).reshape(n, 3)
+            decided = own[:, :2].max(axis=1) * 2 > own.sum(axis=1)
+            own_status = np.where(own[:, 0] > own[:, 1], "MET", "UNMET")
+            degraded = np.where(borderline & decided, own_status, degraded)
+        majority = degraded
     out = pd.DataFrame(
         {
             "run_key": run_keys[pairs // len(check_ids)],

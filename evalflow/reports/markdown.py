@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalflow.domain.models import PRD, Baseline
 from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT, format_half_up
+from evalflow.judges.panel import PANEL_PREFIX
 
 
 @dataclass(frozen=True)
@@ -395,15 +396,30 @@ def render_report(inp: ReportInput) -> str:
     borderline = inp.votes[inp.votes["borderline"]]["check_id"].tolist()
     if borderline:
         lines.append(f"Borderline (majority used): {', '.join(borderline)}")
+    if inp.judge_id.startswith(PANEL_PREFIX) and not inp.verdicts.empty:
+        per_run = inp.verdicts.groupby("run", sort=True)["judge_id"].unique()
+        lines.append(
+            "Judges of the panel: "
+            + ", ".join(f"run {run} `{' / '.join(sorted(ids))}`" for run, ids in per_run.items())
+        )
     if inp.side_metrics:
         lines += ["", "# Side metrics (reported beside Final, never folded into it)", ""]
         lines += inp.side_metrics.rstrip("\n").split("\n")
     lines += _gates_section(inp.gates)
     lines += ["", "## Assumptions", ""]
     assumptions = list(inp.assumptions)
+    panel = inp.judge_id.startswith(PANEL_PREFIX)
     if not inp.judge_deterministic:
-        assumptions.append(_sampling_disclosure(inp.judge_id))
-    if inp.self_preference:
+        # A panel discloses each member's sampling (judge ids never contain "+").
+        members = inp.judge_id.removeprefix(PANEL_PREFIX).split("+") if panel else [inp.judge_id]
+        assumptions += [_sampling_disclosure(member) for member in members]
+    if inp.self_preference and panel:
+        assumptions.append(
+            f"The judge panel `{inp.judge_id}` includes a judge of the author model's family "
+            "(SPEC core rule 4): borderline checks were decided by the votes of its judges of "
+            "another family, and scored UNMET only where those votes had no majority."
+        )
+    elif inp.self_preference:
         assumptions.append(
             f"The judge `{inp.judge_id}` shares the author model's family (SPEC core rule 4): "
             "borderline checks were scored UNMET."
