@@ -1,32 +1,77 @@
-"""`evalflow demo` end to end: the bundled benchmark's Finals are pinned and reproducible."""
+"""`evalflow demo` end to end: every bundled run's Final is pinned and reproducible.
+
+The demo scores two PRDs (Trialist, Shortlink) × three frameworks × two runs. The whole demo
+takes minutes on a shared 2-core machine, so it runs once, in a module-scoped fixture, for
+the `slow` tests; the fast test materialises only Trialist's three r1 runs (twice, for
+byte-identical results) so `make test` still guards the numbers the README shows.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from evalflow import settings
 from evalflow.cli import main
+from evalflow.storage.catalog import query
 
 # speckit misses one e2e assertion; kiro misses S3-AC2, the configurable channel and every
 # webhook e2e test; bmad's webhook e2e test is mock-only, it never asserts trialEndsAt, and
 # its failing proration unit test is a confirmed ✗ gate, so its Final is halved.
-PINNED = {
+PINNED_TRIALIST_R1 = {
     "speckit": (0.98, None, "fully meets spec"),
     "kiro": (0.74, None, "partial (major gaps)"),
     "bmad": (0.94, 0.47, "fully meets spec"),
 }
+# run_key → (Final, Adjusted Final). The r2 runs are r1's trees with one change each:
+PINNED = {
+    "trialist.speckit.r1": (0.98, None),
+    # signature compared with == (S2-AC2-I2 unmet), the unchanged-status e2e assertion added
+    "trialist.speckit.r2": (0.97, None),
+    "trialist.kiro.r1": (0.74, None),
+    # at-most-once reminders (S3-AC2 met); channel still hard-coded, webhook e2e tests missing
+    "trialist.kiro.r2": (0.84, None),
+    "trialist.bmad.r1": (0.94, 0.47),
+    # proration rounded (unit gate passes); the duplicate check ignores status (S1-AC2-I2)
+    "trialist.bmad.r2": (0.91, None),
+    # Shortlink r1: speckit never asserts Retry-After (S1-AC3-T1); kiro has no expiry bounds
+    # (S3-AC2) and a mock-only click test; bmad has no e2e 410 test and a failing unit test
+    # (its alphabet keeps the ambiguous characters its own test forbids): a confirmed ✗ gate.
+    "shortlink.speckit.r1": (0.98, None),
+    # codes from `random` (S1-AC1-I2), the limiter keyed by client address (S1-AC3-I2)
+    "shortlink.speckit.r2": (0.95, None),
+    "shortlink.kiro.r1": (0.83, None),
+    # expiry bounds added; redirects became 302 (S2-AC1-I1) and its own e2e test fails
+    "shortlink.kiro.r2": (0.88, 0.44),
+    "shortlink.bmad.r1": (0.95, 0.48),
+    # unit gate fixed, e2e 410 test added; the redirect no longer counts clicks (S2-AC3)
+    "shortlink.bmad.r2": (0.88, None),
+}
 RESULT_TABLES = ("scoring_run_1", "majority_vote", "ac_score", "story_score", "final_score")
 
 
-def demo(tmp_path: Path, name: str, capsys) -> tuple[list[dict], Path]:
-    root = tmp_path / name
+def run_cli(args: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as done:
-        main(["demo", "--json", "--workers", "1", "--warehouse", str(root)])
+        main(args)
     out, err = capsys.readouterr()
     assert done.value.code in (0, None), err
+    return out
+
+
+def trialist_r1(tmp_path: Path, name: str, capsys) -> tuple[list[dict], Path]:
+    root = tmp_path / name
+    runs = settings.benchmarks_root() / "trialist" / "runs"
+    manifests = [str(runs / f"{framework}-r1.yaml") for framework in PINNED_TRIALIST_R1]
+    run_cli(["register", *manifests, "--warehouse", str(root)], capsys)
+    run_cli(["materialize", "--workers", "1", "--warehouse", str(root)], capsys)
+    out = run_cli(
+        ["leaderboard", "--benchmark", "trialist", "--json", "--warehouse", str(root)], capsys
+    )
     return json.loads(out), root
 
 
@@ -38,13 +83,56 @@ def digests(root: Path) -> dict[str, str]:
     }
 
 
-def test_demo_finals_are_pinned_and_reproducible(tmp_path: Path, capsys) -> None:
-    first, root_a = demo(tmp_path, "a", capsys)
-    assert {r["framework"]: (r["final"], r["adjusted_final"], r["band"]) for r in first} == PINNED
+def test_trialist_r1_finals_are_pinned_and_reproducible(tmp_path: Path, capsys) -> None:
+    first, root_a = trialist_r1(tmp_path, "a", capsys)
+    got = {r["framework"]: (r["final"], r["adjusted_final"], r["band"]) for r in first}
+    assert got == PINNED_TRIALIST_R1
     assert [r["framework"] for r in first] == ["speckit", "kiro", "bmad"]
     assert all(Path(r["report_path"]).is_file() for r in first)
-    second, root_b = demo(tmp_path, "b", capsys)
+    second, root_b = trialist_r1(tmp_path, "b", capsys)
     assert [(r["framework"], r["final"]) for r in second] == [
         (r["framework"], r["final"]) for r in first
     ]
     assert digests(root_a) == digests(root_b) != {}
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole demo, run once for the module (every manifest of the demo suite)."""
+    root = tmp_path_factory.mktemp("demo") / "wh"
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        pytest.raises(SystemExit) as done,
+    ):
+        main(["demo", "--workers", "2", "--warehouse", str(root)])
+    assert done.value.code in (0, None), err.getvalue()[-2000:]
+    return root
+
+
+def finals(root: Path) -> dict[str, tuple[float | None, float | None]]:
+    _, rows = query(
+        settings.warehouse(str(root)), "SELECT run_key, final, adjusted_final FROM final_score"
+    )
+    return {key: (final, adjusted) for key, final, adjusted in rows}
+
+
+@pytest.mark.slow
+def test_demo_scores_every_run_of_both_prds(demo_root: Path) -> None:
+    assert finals(demo_root) == PINNED
+
+
+@pytest.mark.slow
+def test_demo_runs_are_complete_and_gates_as_designed(demo_root: Path) -> None:
+    _, rows = query(settings.warehouse(str(demo_root)), "SELECT run_key, complete FROM final_score")
+    assert all(complete for _, complete in rows)
+    _, failed = query(
+        settings.warehouse(str(demo_root)),
+        "SELECT run_key, gate FROM gates WHERE status <> 'pass' ORDER BY run_key, gate",
+    )
+    assert [tuple(r) for r in failed] == [
+        ("shortlink.bmad.r1", "unit"),
+        ("shortlink.kiro.r2", "e2e"),
+        ("trialist.bmad.r1", "unit"),
+    ]
