@@ -61,6 +61,7 @@ guard: it never reaches a record, cache entry, log line or exception message.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -231,7 +232,8 @@ class _Breaker(CircuitBreaker):
 
     def failure(self, exc: BaseException) -> None:
         if not isinstance(exc, OpenAIAPIError):
-            super().failure(exc)
+            # Not an answer from the API (an interrupt, a local error): nothing to count.
+            self.check()
             return
         with self._lock:
             if exc.fatal:
@@ -327,7 +329,7 @@ class ChatClient:
                     request_id = response.headers.get("x-request-id")
             except urllib.error.HTTPError as exc:
                 failure = self._error(exc)
-            except (TimeoutError, urllib.error.URLError, OSError) as exc:
+            except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException) as exc:
                 timed_out = isinstance(exc, TimeoutError) or "timed out" in str(exc)
                 what = "timed out" if timed_out else f"connection error ({type(exc).__name__})"
                 failure = OpenAIAPIError(
