@@ -197,7 +197,7 @@ class FakeOpenAI:
         class Handler(_Handler):
             server_fake = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, args=(0.01,), daemon=True).start()
         return self
@@ -297,6 +297,11 @@ def openai_judge(fake: FakeOpenAI, cache_dir: Path | None, **settings: Any) -> O
         cache_dir=cache_dir,
         prices=TEST_PRICES,
     )
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that timed out (`Hang`) has gone when the answer is written: expected."""
 
 
 class _Handler(BaseHTTPRequestHandler):
