@@ -131,11 +131,18 @@ def check_votes(
     majority_vote: pd.DataFrame, ac_score: pd.DataFrame, run_manifest: pd.DataFrame
 ) -> pd.DataFrame:
     """The vote table joined to each check's AC and kind (from its run's frozen baseline)
-    and its story's weight: the input of `final_uncertainty` and `judge_variance`."""
+    and its story's weight: the input of `final_uncertainty` and `judge_variance`.
+
+    A run whose manifest or baseline cannot be read now (moved, or edited since it was
+    frozen) gets no rows: its judge SD is then NULL (unmeasured), and the rating itself,
+    which needs only the stored AC scores, still stands."""
     frames = []
     for manifest_path, runs in run_manifest.groupby("manifest_path", sort=True):
-        loaded = load_manifest(Path(manifest_path))
-        bench = load_benchmark(loaded.resolve(loaded.manifest.baseline))
+        try:
+            loaded = load_manifest(Path(manifest_path))
+            bench = load_benchmark(loaded.resolve(loaded.manifest.baseline))
+        except InputError:
+            continue
         checks = checks_frame(bench.baseline)[["check_id", "ac_id", "kind"]]
         votes = majority_vote[majority_vote["run_key"].isin(runs["run_key"])]
         frames.append(votes.merge(checks, on="check_id", how="inner"))

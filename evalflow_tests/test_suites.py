@@ -58,3 +58,14 @@ def test_bad_suite_files_are_one_line_input_errors(tmp_path: Path, text: str, pr
     with pytest.raises(InputError, match=problem) as error:
         load_suite(str(path))
     assert "\n" not in str(error.value) and str(path) in str(error.value)
+
+
+def test_votes_of_a_run_whose_baseline_cannot_be_read_are_left_unmeasured(tmp_path: Path):
+    import pandas as pd
+
+    from evalflow.suites import check_votes
+
+    votes = pd.DataFrame({"run_key": ["x"], "check_id": ["S1-AC1-I1"], "met_votes": [2], "k": [3]})
+    manifest = pd.DataFrame({"run_key": ["x"], "manifest_path": [str(tmp_path / "gone.yaml")]})
+    stories = pd.DataFrame(columns=["run_key", "ac_id", "story_id", "priority"])
+    assert check_votes(votes, stories, manifest).empty
