@@ -36,16 +36,20 @@ _OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*
 QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
 
 
+# Runs the CLI ranks itself, so the `rank_after_evaluation` sensor leaves them alone.
+RANKED_INLINE_TAG = "evalflow/ranked_inline"
+
+
 @dataclass(frozen=True)
 class Outcome:
     partition: str
     success: bool
     seconds: float
     error: str = ""
+    skipped: bool = False  # every per-run asset was fresh: nothing executed (no Dagster run)
     # Failed for a reason evalflow cannot tell the operator how to fix (a bug: exit 3); a
     # failure naming bad input or the machine (a full disk) keeps its fix (exit 2).
     internal: bool = False
-
 
 
 def instance(warehouse_root: str) -> dg.DagsterInstance:
@@ -188,30 +192,56 @@ def run_partition(
     judge: JudgeChoice,
     executor: str,
     gates: GateChoice = GateChoice(),
+    force: bool = False,
 ) -> Outcome:
-    """Materialise every per-run asset of one partition in its own Dagster run."""
+    """Materialise the stale per-run assets of one partition in its own Dagster run (all of
+    them with `force` or `--rerun-gates`); a partition with none stale runs nothing."""
     import dagster as dg
 
+    from evalflow.assets.freshness import PER_RUN_KEYS, stale_keys
+    from evalflow.registry import manifest_for
+    from evalflow.resources import EvalflowResource
+
     start = time.perf_counter()
+    inst = instance(warehouse_root)
+    selection = None
+    if not (force or gates.rerun):
+        resource = EvalflowResource(warehouse=warehouse_root, **judge.config())
+        path = manifest_for(settings.warehouse(warehouse_root), partition)
+        stale = stale_keys(inst, resource, partition, path)
+        if not stale:
+            return Outcome(partition, True, time.perf_counter() - start, skipped=True)
+        selection = None if stale == PER_RUN_KEYS else stale
     job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
     with dg.execute_job(
         dg.reconstructable(job),
-        instance=instance(warehouse_root),
+        instance=inst,
         run_config=_run_config(warehouse_root, judge, gates),
-        tags={"dagster/partition": partition},
+        tags={"dagster/partition": partition, RANKED_INLINE_TAG: "true"},
+        asset_selection=selection,
     ) as result:
         ok = result.success
         error, fixable = ("", True) if ok else _failure_message(result)
     return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
 
 
-def rank(warehouse_root: str) -> Outcome:
+def rank(warehouse_root: str, force: bool = False) -> Outcome:
+    """Refresh the cross-run tables, unless a successful ranking already used exactly the
+    current per-run tables and ledger (`force` ranks anyway)."""
     import dagster as dg
 
+    from evalflow.assets.freshness import RANK_INPUTS_TAG, rank_inputs_version, rank_is_fresh
+
     start = time.perf_counter()
+    inst = instance(warehouse_root)
+    warehouse = settings.warehouse(warehouse_root)
+    version = rank_inputs_version(inst, warehouse)
+    if not force and rank_is_fresh(inst, warehouse, version):
+        return Outcome("rank_runs", True, time.perf_counter() - start, skipped=True)
     with dg.execute_job(
         dg.reconstructable(rank_runs_job),
-        instance=instance(warehouse_root),
+        instance=inst,
+        tags={RANK_INPUTS_TAG: version},
         run_config={
             "resources": {
                 "evalflow": {"config": {"warehouse": warehouse_root}},
@@ -251,9 +281,11 @@ def materialize(
     workers: int = 1,
     on_done: Callable[[Outcome], None] = lambda _: None,
     gates: GateChoice = GateChoice(),
+    force: bool = False,
 ) -> list[Outcome]:
-    """Evaluate the given partitions (default: all registered), then rank and refresh the
-    DuckDB catalog. Returns one outcome per partition plus the ranking run."""
+    """Evaluate the given partitions (default: all registered; only their stale assets
+    unless `force`), then rank and refresh the DuckDB catalog. Returns one outcome per
+    partition plus the ranking run."""
     if executor not in EXECUTORS:
         raise InputError(f"unknown executor {executor!r}", fix=f"use one of {', '.join(EXECUTORS)}")
     warehouse = settings.warehouse(warehouse_root)
@@ -262,19 +294,19 @@ def materialize(
     outcomes: list[Outcome] = []
     if workers <= 1 or len(wanted) == 1:
         for key in wanted:
-            outcomes.append(run_partition(warehouse_root, key, judge, executor, gates))
+            outcomes.append(run_partition(warehouse_root, key, judge, executor, gates, force))
             on_done(outcomes[-1])
     else:
         with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
             futures = [
-                pool.submit(run_partition, warehouse_root, k, judge, executor, gates)
+                pool.submit(run_partition, warehouse_root, k, judge, executor, gates, force)
                 for k in wanted
             ]
             for future in as_completed(futures):
                 outcomes.append(future.result())
                 on_done(outcomes[-1])
     outcomes.sort(key=lambda o: wanted.index(o.partition))
-    ranked = rank(warehouse_root)
+    ranked = rank(warehouse_root, force)
     on_done(ranked)
     refresh_catalog(warehouse)
     return [*outcomes, ranked]

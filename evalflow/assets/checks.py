@@ -26,11 +26,19 @@ from evalflow.judges.validator import evidence_problem
 from evalflow.repo.guard import RepoState, capture_state, changes
 from evalflow.resources import EvalflowResource
 
-# Checks on partitioned assets need `partitions_def`, a Dagster preview feature we rely on.
+# Checks on partitioned assets need `partitions_def`, a Dagster preview feature; without it a
+# check of one run would be evaluated against the asset as a whole. The warning is silenced
+# because it is printed on every import; docs/scaling.md ("Dagster preview and beta features")
+# says why the feature is used and what upgrading Dagster must re-check.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partitions_def.*")
 
 
-@dg.asset_check(asset="final_score", partitions_def=evaluations, blocking=True)
+@dg.asset_check(
+    asset="final_score",
+    partitions_def=evaluations,
+    blocking=True,
+    description="Σw equals the PRD's priority weights (P0 3, P1 2, P2 1); blocks the report",
+)
 def weights_consistent(
     context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, final_score: pd.DataFrame
 ) -> dg.AssetCheckResult:
@@ -47,6 +55,7 @@ def weights_consistent(
 @dg.asset_check(
     asset="majority_vote",
     partitions_def=evaluations,
+    description="Every MET majority cites evidence that still validates at head",
     additional_ins={
         "scoring_run_1": dg.AssetIn(),
         "scoring_run_2": dg.AssetIn(),
@@ -80,7 +89,12 @@ def met_has_valid_evidence(
     )
 
 
-@dg.asset_check(asset="run_manifest", partitions_def=evaluations, blocking=True)
+@dg.asset_check(
+    asset="run_manifest",
+    partitions_def=evaluations,
+    blocking=True,
+    description="Every run of the benchmark used the same frozen baseline hash (comparable)",
+)
 def one_baseline_per_benchmark(
     context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> dg.AssetCheckResult:
@@ -101,7 +115,10 @@ def one_baseline_per_benchmark(
 
 
 @dg.asset_check(
-    asset="report", partitions_def=evaluations, additional_ins={"run_manifest": dg.AssetIn()}
+    asset="report",
+    partitions_def=evaluations,
+    additional_ins={"run_manifest": dg.AssetIn()},
+    description="The evaluated repository is exactly as it was before scoring (read-only)",
 )
 def read_only_guard(
     context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
@@ -118,7 +135,11 @@ def read_only_guard(
     )
 
 
-@dg.asset_check(asset="majority_vote", partitions_def=evaluations)
+@dg.asset_check(
+    asset="majority_vote",
+    partitions_def=evaluations,
+    description="Warns when the share of borderline checks exceeds `borderline_max`",
+)
 def borderline_rate(evalflow: EvalflowResource, majority_vote: pd.DataFrame) -> dg.AssetCheckResult:
     rate = float(majority_vote["borderline"].mean()) if len(majority_vote) else 0.0
     return dg.AssetCheckResult(

@@ -12,20 +12,26 @@ observations of the execution a result comes from.
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, prepare, stamp
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, prepare, run_output, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.gates import gates_frame
 from evalflow.gates import GateCaches, gate_limits, run_gates
 from evalflow.resources import EvalflowResource
 
 
-@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+@dg.asset(
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
 def gates(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
     run_manifest: pd.DataFrame,
     diff_surface: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """The manifest's exact gate commands (the benchmark's fixed build command first)."""
     prepared = prepare(context, evalflow)
     bench = prepared.benchmark
@@ -51,7 +57,9 @@ def gates(
         note = "gates ran on the HEAD commit: uncommitted working-tree changes are not gated"
         results = [r.model_copy(update={"notes": (*r.notes, note)}) for r in results]
     frame = stamp(gates_frame(prepared.run_key, results), run_manifest)
-    context.add_output_metadata(
-        {r.gate: f"{r.status}{' (cached)' if r.cached else ''}" for r in results}
+    return run_output(
+        "gates",
+        frame,
+        run_manifest,
+        {r.gate: f"{r.status}{' (cached)' if r.cached else ''}" for r in results},
     )
-    return frame

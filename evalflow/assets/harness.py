@@ -14,6 +14,7 @@ Both append their result to the evaluation ledger.
 import dagster as dg
 import pandas as pd
 
+from evalflow.assets.common import KINDS, table_metadata
 from evalflow.calibration_io import DEFAULT_SET, calibrate
 from evalflow.cli.rag_eval_evidence import evidence_report
 from evalflow.domain.calibration import ROW_COLUMNS
@@ -47,7 +48,16 @@ def _row(retriever: str, source: str, report: dict) -> dict:
 @dg.asset(
     io_manager_key="warehouse_io",
     group_name=GROUP,
-    check_specs=[dg.AssetCheckSpec("recall_gate", asset="retrieval_eval", blocking=True)],
+    kinds=KINDS,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "recall_gate",
+            asset="retrieval_eval",
+            blocking=True,
+            description=f"recall@{K} ≥ {MIN_RECALL} for every production retriever, and the "
+            f"broken `{CANARY}` canary fails it",
+        )
+    ],
 )
 def retrieval_eval(evalflow: EvalflowResource):
     """recall@10, precision, MRR, MAP and nDCG of each retriever; only recall is gated."""
@@ -73,7 +83,8 @@ def retrieval_eval(evalflow: EvalflowResource):
     production = frame[~frame["canary"]]
     failing = production.loc[~production["passed"], "retriever"].tolist()
     canary_caught = not frame.loc[frame["canary"], "passed"].any()
-    yield dg.Output(frame, metadata={r["retriever"]: r["mean_recall"] for r in rows})
+    recalls = {r["retriever"]: r["mean_recall"] for r in rows}
+    yield dg.Output(frame, metadata={**table_metadata("retrieval_eval", frame), **recalls})
     yield dg.AssetCheckResult(
         check_name="recall_gate",
         passed=not failing and canary_caught,
@@ -84,7 +95,15 @@ def retrieval_eval(evalflow: EvalflowResource):
 @dg.asset(
     io_manager_key="warehouse_io",
     group_name=GROUP,
-    check_specs=[dg.AssetCheckSpec("judge_calibrated", asset="judge_calibration")],
+    kinds=KINDS,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "judge_calibrated",
+            asset="judge_calibration",
+            description="Warns when the judge disagrees with gold on more than 20 % of checks "
+            "or calls a planted defect MET",
+        )
+    ],
 )
 def judge_calibration(evalflow: EvalflowResource):
     """The configured judge against gold: agreement, false-MET rate, valid-evidence share."""
@@ -100,12 +119,13 @@ def judge_calibration(evalflow: EvalflowResource):
         "valid_evidence_share": summary.valid_evidence_share,
         "disagreement_flag": summary.disagreement_flag,
     }
-    yield dg.Output(frame, metadata={k: v for k, v in figures.items() if v is not None})
+    measured = {k: v for k, v in figures.items() if v is not None}
+    yield dg.Output(frame, metadata={**table_metadata("judge_calibration", frame), **measured})
     yield dg.AssetCheckResult(
         check_name="judge_calibrated",
         passed=summary.status == "pass",
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={k: v for k, v in figures.items() if v is not None},
+        metadata=measured,
     )
 
 

@@ -16,7 +16,7 @@ failed or was never rerun).
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import IO
+from evalflow.assets.common import IO, KINDS, table_metadata
 from evalflow.domain.ranking.pareto import pareto_frontier
 from evalflow.storage.tables import columns
 
@@ -36,16 +36,17 @@ def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFr
     return totals[columns("judge_cost")]
 
 
-@dg.asset(io_manager_key=IO, group_name="ranking")
+@dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
 def judge_cost(
     scoring_run_1: pd.DataFrame,
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
     run_manifest: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """Judge spend (calls, tokens, dollars) per run and scoring run; sum it per benchmark."""
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
-    return judge_costs(verdicts, run_manifest)
+    frame = judge_costs(verdicts, run_manifest)
+    return dg.Output(frame, metadata=table_metadata("judge_cost", frame))
 
 
 GROUP_KEYS = ["benchmark", "comparability_key"]
@@ -180,7 +181,36 @@ def build_leaderboard(
     return board[columns("leaderboard")]
 
 
-@dg.asset(io_manager_key=IO, group_name="ranking")
+def _cell(value: object) -> str:
+    """A Markdown cell: NULL stays visibly NULL, never 0."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "NULL"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def leaderboard_markdown(board: pd.DataFrame) -> str:
+    """The leaderboard as the Dagster UI's Markdown preview, one table per ranking group."""
+    if board.empty:
+        return "No evaluated runs yet."
+    parts = []
+    for (benchmark, key), group in board.groupby(GROUP_KEYS, sort=True):
+        parts += [
+            f"**{benchmark}** (comparability key `{key}`)",
+            "",
+            "| rank | framework | run | Final | Adjusted Final | 95 % CI | not ranked because |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        parts += [
+            f"| {_cell(r.rank)} | {r.framework} | {r.run_key} | {_cell(r.final)} | "
+            f"{_cell(r.adjusted_final)} | [{_cell(r.final_ci_low)}, {_cell(r.final_ci_high)}] | "
+            f"{r.not_ranked_reason if isinstance(r.not_ranked_reason, str) else ''} |"
+            for r in group.itertuples(index=False)
+        ]
+        parts.append("")
+    return "\n".join(parts).rstrip()
+
+
+@dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
 def leaderboard(
     final_score: pd.DataFrame,
     run_manifest: pd.DataFrame,
@@ -188,8 +218,10 @@ def leaderboard(
     final_uncertainty: pd.DataFrame,
     final_pair: pd.DataFrame,
     judge_cost: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """Ranked runs with Final CI, noise flag, rating ± CI, costs and the Pareto frontier."""
-    return build_leaderboard(
+    board = build_leaderboard(
         final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair, judge_cost
     )
+    metadata = {"preview": dg.MetadataValue.md(leaderboard_markdown(board))}
+    return dg.Output(board, metadata={**table_metadata("leaderboard", board), **metadata})

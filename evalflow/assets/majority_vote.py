@@ -3,21 +3,26 @@
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, stamp
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import majority_vote as vote
 from evalflow.evaluation import K_RUNS
 from evalflow.judges.panel import independent_votes
 
 
-@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+@dg.asset(
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
 def majority_vote(
-    context: dg.AssetExecutionContext,
     run_manifest: pd.DataFrame,
     scoring_run_1: pd.DataFrame,
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag.
 
     When the judge shares the author's model family (SPEC core rule 4), a borderline check
@@ -37,10 +42,12 @@ def majority_vote(
         ),
         run_manifest,
     )
-    context.add_output_metadata(
+    return run_output(
+        "majority_vote",
+        votes,
+        run_manifest,
         {
             "borderline": int(votes["borderline"].sum()),
             **{s: int(n) for s, n in votes["majority"].value_counts().items()},
-        }
+        },
     )
-    return votes

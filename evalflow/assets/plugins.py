@@ -19,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, stamp
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.report import report_dict
@@ -142,17 +142,20 @@ def plugin_tables(
     partitions_def=evaluations,
     group_name=GROUP,
     outs={
-        "static_analysis": dg.AssetOut(io_manager_key=IO, description="Static sub-checks"),
-        "plugin_judge": dg.AssetOut(io_manager_key=IO, description="LLM judge layer"),
-        "mc_simulation": dg.AssetOut(
-            io_manager_key=IO, description="Monte Carlo layer (the offline router is a simulation)"
-        ),
-        "plugin_composite": dg.AssetOut(io_manager_key=IO, description="Composite and badge"),
+        name: dg.AssetOut(
+            io_manager_key=IO, description=description, code_version=CODE_VERSION, kinds=KINDS
+        )
+        for name, description in {
+            "static_analysis": "Static sub-checks",
+            "plugin_judge": "LLM judge layer",
+            "mc_simulation": "Monte Carlo layer (the offline router is a simulation)",
+            "plugin_composite": "Composite and badge",
+        }.items()
     },
 )
 def plugineval(
     context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+) -> tuple[dg.Output, dg.Output, dg.Output, dg.Output]:
     """Score the framework's own skills/plugins (PluginEval: static, judge, Monte Carlo)."""
     loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
     skills = loaded.manifest.skills_dir
@@ -169,10 +172,19 @@ def plugineval(
             passed=row.badge != "none",
             ledger_path=ledger_path_for(root),
         )
-    context.add_output_metadata(
+    summary = (
         {"skills": len(composite), "mean_composite": float(composite["composite"].mean())}
         if len(composite)
-        else {"skills": 0},
-        output_name="plugin_composite",
+        else {"skills": 0}
     )
-    return tuple(stamp(table, run_manifest) for table in tables)  # type: ignore[return-value]
+    names = ("static_analysis", "plugin_judge", "mc_simulation", "plugin_composite")
+    return tuple(
+        run_output(
+            name,
+            stamp(table, run_manifest),
+            run_manifest,
+            summary if name == "plugin_composite" else None,
+            multi=True,
+        )
+        for name, table in zip(names, tables, strict=True)
+    )

@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import IO
+from evalflow.assets.common import IO, KINDS, table_metadata
 from evalflow.assets.leaderboard import GROUP_KEYS, effective_costs, rankable_runs
 from evalflow.domain.ranking.bootstrap import rate
 from evalflow.domain.ranking.final_uncertainty import final_uncertainty as simulate
@@ -46,10 +46,14 @@ def _ac_scores(
     return frame.assign(prd_id=frame["prd_sha256"].str[:12])
 
 
-@dg.asset(io_manager_key=IO, group_name=GROUP)
+def _output(table: str, frame: pd.DataFrame, metadata: dict | None = None, **fields) -> dg.Output:
+    return dg.Output(frame, metadata={**table_metadata(table, frame), **(metadata or {})}, **fields)
+
+
+@dg.asset(io_manager_key=IO, group_name=GROUP, kinds=KINDS)
 def elo_bootstrap(
     ac_score: pd.DataFrame, final_score: pd.DataFrame, run_manifest: pd.DataFrame
-) -> pd.DataFrame:
+) -> dg.Output:
     """Bradley–Terry and Elo ratings per ranking group with seeded 500-sample bootstrap CIs."""
     parts = []
     scores_by_group = _ac_scores(ac_score, final_score, run_manifest).groupby(GROUP_KEYS, sort=True)
@@ -67,8 +71,8 @@ def elo_bootstrap(
             )
         )
     if not parts:
-        return pd.DataFrame(columns=columns("elo_bootstrap"))
-    return pd.concat(parts, ignore_index=True)[columns("elo_bootstrap")]
+        return _output("elo_bootstrap", pd.DataFrame(columns=columns("elo_bootstrap")))
+    return _output("elo_bootstrap", pd.concat(parts, ignore_index=True)[columns("elo_bootstrap")])
 
 
 def _check_votes(
@@ -91,8 +95,12 @@ def _check_votes(
 @dg.multi_asset(
     group_name=GROUP,
     outs={
-        "final_uncertainty": dg.AssetOut(io_manager_key=IO, description="CI of each Final"),
-        "final_pair": dg.AssetOut(io_manager_key=IO, description="P(A > B) per pair of runs"),
+        "final_uncertainty": dg.AssetOut(
+            io_manager_key=IO, description="CI of each Final", kinds=KINDS
+        ),
+        "final_pair": dg.AssetOut(
+            io_manager_key=IO, description="P(A > B) per pair of runs", kinds=KINDS
+        ),
     },
 )
 def final_uncertainty(
@@ -100,7 +108,7 @@ def final_uncertainty(
     ac_score: pd.DataFrame,
     final_score: pd.DataFrame,
     run_manifest: pd.DataFrame,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[dg.Output, dg.Output]:
     """Monte Carlo of Final from each check's k-run disagreement (2,000 seeded draws)."""
     ranked = run_manifest[run_manifest["run_key"].isin(rankable_runs(final_score, run_manifest))]
     runs, pairs = [], []
@@ -117,19 +125,21 @@ def final_uncertainty(
             pairs.append(result.pairs.assign(**labels))
     run_frame = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     pair_frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
+    run_frame = run_frame.reindex(columns=columns("final_uncertainty"))
+    pair_frame = pair_frame.reindex(columns=columns("final_pair"))
     return (
-        run_frame.reindex(columns=columns("final_uncertainty")),
-        pair_frame.reindex(columns=columns("final_pair")),
+        _output("final_uncertainty", run_frame, output_name="final_uncertainty"),
+        _output("final_pair", pair_frame, output_name="final_pair"),
     )
 
 
-@dg.asset(io_manager_key=IO, group_name=GROUP)
+@dg.asset(io_manager_key=IO, group_name=GROUP, kinds={"python", "parquet", "matplotlib"})
 def leaderboard_plots(
     evalflow: EvalflowResource,
     leaderboard: pd.DataFrame,
     elo_bootstrap: pd.DataFrame,
     story_score: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """Forest plot of ratings, Final-vs-cost Pareto plot, per-story heat map (PNG + SVG), per
     ranking group; runs that are not ranked are left out and named on the plots."""
     root = evalflow.get_warehouse().workdir / "plots"
@@ -165,4 +175,12 @@ def leaderboard_plots(
              "png_path": str(f.png), "svg_path": str(f.svg)}
             for name, f in made.items()
         ]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns("leaderboard_plots"))
+    frame = pd.DataFrame(rows, columns=columns("leaderboard_plots"))
+    # One link per SVG, so the UI opens each plot from the asset's page.
+    links = {
+        f"{r['benchmark']}/{r['comparability_key']}/{r['plot']}": dg.MetadataValue.path(
+            r["svg_path"]
+        )
+        for r in rows
+    }
+    return _output("leaderboard_plots", frame, links)

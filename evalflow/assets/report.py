@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, benchmark
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, benchmark, run_output
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.vote import agreement
 from evalflow.evaluation import checks_frame, inputs_fingerprint
@@ -56,7 +56,13 @@ def _record_in_ledger(
     )
 
 
-@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
+@dg.asset(
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
 def report(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
@@ -71,7 +77,7 @@ def report(
     final_score: pd.DataFrame,
     gates: pd.DataFrame,
     side_metrics_section: pd.DataFrame,
-) -> pd.DataFrame:
+) -> dg.Output:
     """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
     bench = benchmark(context, evalflow)
     m = run_manifest.iloc[0]
@@ -133,15 +139,16 @@ def report(
         evaluated_at=now(),
         cost_usd=history.judge_cost(pd.concat([scoring_run_1, scoring_run_2, scoring_run_3])),
     )
-    context.add_output_metadata({"report": dg.MetadataValue.path(str(path))})
-    return pd.DataFrame(
-        [
-            {
-                "run_key": m["run_key"],
-                "fingerprint": m["fingerprint"],
-                "report_file": path.name,
-                "report_path": str(path),
-                "content_sha256": digest,
-            }
-        ]
+    row = {
+        "run_key": m["run_key"],
+        "fingerprint": m["fingerprint"],
+        "report_file": path.name,
+        "report_path": str(path),
+        "content_sha256": digest,
+    }
+    return run_output(
+        REPORT_TABLE,
+        pd.DataFrame([row]),
+        run_manifest,
+        {"report": dg.MetadataValue.path(str(path))},
     )

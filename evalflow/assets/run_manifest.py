@@ -1,27 +1,51 @@
 """Asset `run_manifest`: the resolved run (commits, hashes, judge, fingerprint, repo state)."""
 
 import hashlib
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 
 from evalflow import __version__
-from evalflow.assets.common import GROUP, IO, prepare
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, MANIFEST_TAG, prepare, run_output
 from evalflow.assets.partitions import evaluations
+from evalflow.errors import InputError
 from evalflow.evaluation import comparability, fingerprint
 from evalflow.judges.family import same_family
 from evalflow.judges.panel import judge_models
+from evalflow.registry import register_manifest
 from evalflow.repo.guard import capture_state
 from evalflow.resources import EvalflowResource
 
 
-@dg.asset(partitions_def=evaluations, io_manager_key=IO, group_name=GROUP)
-def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> pd.DataFrame:
+def _register_requested(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> None:
+    """A run the manifest sensor requested registers its manifest here, when it runs: the
+    sensor itself only reads, so evaluating (or previewing) it changes nothing."""
+    path = context.run.tags.get(MANIFEST_TAG)
+    if not path:
+        return
+    key = register_manifest(evalflow.get_warehouse(), Path(path))
+    if key != context.partition_key:
+        raise InputError(
+            f"manifest {path} is run {key!r}, not partition {context.partition_key!r}",
+            fix="let the sensor request it again after the manifest change",
+        )
+
+
+@dg.asset(
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
+def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> dg.Output:
     """One row per run: manifest fields, resolved SHAs, baseline hash, judge and fingerprint.
 
     It also records the evaluated repository's state (HEAD, status, content hash) so the
     read-only guard can prove nothing changed by the end of the run.
     """
+    _register_requested(context, evalflow)
     prepared = prepare(context, evalflow)
     m = prepared.manifest
     judge = evalflow.get_judge(m.judge)
@@ -60,5 +84,7 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
         "repo_status_before": state.status,
         "repo_content_sha256_before": state.content_sha256,
     }
-    context.add_output_metadata({"fingerprint": row["fingerprint"], "head": row["head_sha"]})
-    return pd.DataFrame([row])
+    frame = pd.DataFrame([row])
+    return run_output(
+        "run_manifest", frame, frame, {"fingerprint": row["fingerprint"], "head": row["head_sha"]}
+    )

@@ -7,7 +7,7 @@ judge's verdicts through the shared evidence validator before they are stored.
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, prepare, stamp
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, prepare, run_output, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.evaluation import K_RUNS, open_snapshot, score_run, verdicts_frame
 from evalflow.resources import EvalflowResource
@@ -24,20 +24,23 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         # Concurrency pool: size it to the judge API's rate limit (docs/scaling.md).
         pool="judge_api",
         description=f"Verdicts of scoring run {run} of {K_RUNS} (validated evidence).",
+        code_version=CODE_VERSION,
+        kinds=KINDS,
     )
     def scoring_run(
         context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
-    ) -> pd.DataFrame:
+    ) -> dg.Output:
         prepared = prepare(context, evalflow)
         judge = evalflow.get_judge(prepared.manifest.judge, run_key=prepared.run_key)
         verdicts = score_run(prepared, judge, run, open_snapshot(prepared))
         frame = stamp(verdicts_frame(prepared.run_key, verdicts, judge.drain_usage()), run_manifest)
         counts = frame["status"].value_counts().to_dict()
-        context.add_output_metadata(
-            {**{status: int(n) for status, n in counts.items()},
-             "cost_usd": float(frame["cost_usd"].sum()), "api_calls": int(frame["api_calls"].sum())}
-        )  # fmt: skip
-        return frame
+        summary = {
+            **{status: int(n) for status, n in counts.items()},
+            "cost_usd": float(frame["cost_usd"].sum()),
+            "api_calls": int(frame["api_calls"].sum()),
+        }
+        return run_output(f"scoring_run_{run}", frame, run_manifest, summary)
 
     return scoring_run
 

@@ -9,7 +9,7 @@ report's E/S/R/D sections are rendered here (`side_metrics_section`) from the sa
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import GROUP, IO, prepare, stamp
+from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, prepare, run_output, stamp
 from evalflow.assets.partitions import evaluations
 from evalflow.domain.side_metrics.markdown import side_metrics_markdown
 from evalflow.evaluation import open_snapshot
@@ -19,6 +19,7 @@ from evalflow.repo.snapshot import WORKTREE
 from evalflow.repo.test_inventory import inventory_frame
 from evalflow.resources import EvalflowResource
 from evalflow.side_metrics_io import conventions_for, feature_inventory, side_metrics_for_run
+from evalflow.storage.tables import TABLES
 
 SIDE_TABLES = (
     "test_tier", "distribution", "robustness", "elicitation_category", "elicitation_addition",
@@ -31,12 +32,15 @@ SIDE_TABLES = (
     name="side_metrics",
     partitions_def=evaluations,
     group_name=GROUP,
+    # Each output is described by its table contract, so the UI and docs/tables.md agree.
     outs={
-        "test_inventory": dg.AssetOut(io_manager_key=IO, description="Every test case at head"),
-        **{name: dg.AssetOut(io_manager_key=IO) for name in SIDE_TABLES},
-        "side_metrics_section": dg.AssetOut(
-            io_manager_key=IO, description="The report's E, S, R, D sections (Markdown)"
-        ),
+        name: dg.AssetOut(
+            io_manager_key=IO,
+            description=TABLES[name].description,
+            code_version=CODE_VERSION,
+            kinds=KINDS,
+        )
+        for name in ("test_inventory", *SIDE_TABLES, "side_metrics_section")
     },
 )
 def side_metrics(
@@ -72,9 +76,17 @@ def side_metrics(
         untracked=untracked,
         cases=cases,
     )
-    yield dg.Output(stamp(inventory_frame(cases), run_manifest), output_name="test_inventory")
+    inventory = stamp(inventory_frame(cases), run_manifest)
+    yield run_output("test_inventory", inventory, run_manifest, multi=True)
     frames = metrics.frames()
     for name in SIDE_TABLES:
-        yield dg.Output(stamp(frames[name], run_manifest), output_name=name)
-    section = pd.DataFrame([{"markdown": side_metrics_markdown(metrics)}])
-    yield dg.Output(stamp(section, run_manifest), output_name="side_metrics_section")
+        yield run_output(name, stamp(frames[name], run_manifest), run_manifest, multi=True)
+    markdown = side_metrics_markdown(metrics)
+    section = stamp(pd.DataFrame([{"markdown": markdown}]), run_manifest)
+    yield run_output(
+        "side_metrics_section",
+        section,
+        run_manifest,
+        {"preview": dg.MetadataValue.md(markdown)},
+        multi=True,
+    )

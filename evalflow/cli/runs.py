@@ -15,6 +15,7 @@ from evalflow.cli.output import (
     records,
     stderr,
 )
+from evalflow.cli.progress import StepProgress
 from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
 from evalflow.judges.registry import JudgeName
@@ -95,6 +96,8 @@ def _root(warehouse: str | None) -> str:
 def _progress(outcome: orchestrate.Outcome) -> None:
     mark = "[green]✓[/green]" if outcome.success else "[red]✗[/red]"
     detail = f" — {outcome.error}" if outcome.error else ""
+    if outcome.skipped:
+        detail = " — unchanged since its last evaluation, nothing re-run (--force re-runs)"
     stderr().print(f"{mark} {outcome.partition} ({outcome.seconds:.1f} s){detail}")
 
 
@@ -105,21 +108,32 @@ def _materialize(
     executor: str,
     workers: int,
     gates: orchestrate.GateChoice | None = None,
+    force: bool = False,
 ):
     keys = orchestrate.resolve_partitions(root, keys)
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
     )
-    outcomes = orchestrate.materialize(
-        root,
-        keys,
-        judge=judge,
-        executor=executor,
-        workers=workers,
-        on_done=_progress,
-        gates=gates or orchestrate.GateChoice(),
-    )
+    with StepProgress(root, keys):
+        outcomes = orchestrate.materialize(
+            root,
+            keys,
+            judge=judge,
+            executor=executor,
+            workers=workers,
+            on_done=_progress,
+            gates=gates or orchestrate.GateChoice(),
+            force=force,
+        )
     return outcomes
+
+
+def force_option(command):
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Re-evaluate every step even when the run is unchanged since its last evaluation.",
+    )(command)
 
 
 # One cell per run: each step's status in run order, a not-run with its category and evidence.
@@ -294,6 +308,7 @@ def register(
 )
 @judge_options
 @gate_options
+@force_option
 @warehouse_option
 @json_option
 def materialize(
@@ -305,6 +320,7 @@ def materialize(
     labels: Path | None,
     rerun_gates: bool,
     require_isolation: bool,
+    force: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
@@ -312,7 +328,7 @@ def materialize(
     root = _root(warehouse)
     choice = _choice(judge, max_cost, labels)
     gates = orchestrate.GateChoice(rerun_gates, require_isolation)
-    outcomes = _materialize(root, list(partitions) or None, choice, executor, workers, gates)
+    outcomes = _materialize(root, list(partitions) or None, choice, executor, workers, gates, force)
     if as_json:
         emit_json([o.__dict__ for o in outcomes])
     _exit_on_failures(outcomes)
@@ -322,6 +338,7 @@ def materialize(
 @click.argument("manifest", type=click.Path(path_type=Path))
 @judge_options
 @gate_options
+@force_option
 @warehouse_option
 @json_option
 def score(
@@ -331,6 +348,7 @@ def score(
     labels: Path | None,
     rerun_gates: bool,
     require_isolation: bool,
+    force: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
@@ -338,7 +356,8 @@ def score(
     root = _root(warehouse)
     key = orchestrate.register(root, [manifest])[0]
     gates = orchestrate.GateChoice(rerun_gates, require_isolation)
-    outcomes = _materialize(root, [key], _choice(judge, max_cost, labels), "in_process", 1, gates)
+    choice = _choice(judge, max_cost, labels)
+    outcomes = _materialize(root, [key], choice, "in_process", 1, gates, force)
     _exit_on_failures(outcomes[:-1])
     columns, rows = _leaderboard(root, None, [key])
     if as_json:

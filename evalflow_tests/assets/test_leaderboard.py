@@ -106,12 +106,12 @@ def test_empty_frames_give_empty_tables() -> None:
     ratings = elo_bootstrap(
         ac_score=empty("ac_score"), final_score=empty("final_score"),
         run_manifest=empty("run_manifest"),
-    )  # fmt: skip
+    ).value  # fmt: skip
     assert ratings.empty and list(ratings.columns) == columns("elo_bootstrap")
-    runs, pairs = final_uncertainty(
+    runs, pairs = (out.value for out in final_uncertainty(
         majority_vote=empty("majority_vote"), ac_score=empty("ac_score"),
         final_score=empty("final_score"), run_manifest=empty("run_manifest"),
-    )  # fmt: skip
+    ))  # fmt: skip
     assert runs.empty and list(runs.columns) == columns("final_uncertainty")
     assert pairs.empty and list(pairs.columns) == columns("final_pair")
 

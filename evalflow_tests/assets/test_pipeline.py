@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -59,23 +58,6 @@ def test_definitions_load() -> None:
     assert defs.resolve_job_def("evaluate_run").executor_def.name == "in_process"
     assert {s.name for s in defs.schedules} == {"nightly_reevaluation", "nightly_harness"}
     assert {s.name for s in defs.sensors} == {"run_manifest_sensor", "rank_after_evaluation"}
-
-
-def test_rank_runs_after_each_evaluation(tmp_path: Path) -> None:
-    (tmp_path / "home").mkdir()
-    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
-    sensor = defs.resolve_sensor_def("rank_after_evaluation")
-    run = instance.create_run_for_job(
-        defs.resolve_job_def("evaluate_run"), run_id="e0a1b2c3-0000-4000-8000-000000000001"
-    )
-    context = dg.build_run_status_sensor_context(
-        sensor_name=sensor.name,
-        dagster_instance=instance,
-        dagster_run=run,
-        dagster_event=dg.DagsterEvent(event_type_value="PIPELINE_SUCCESS", job_name="evaluate_run"),
-    )
-    request = sensor(context)
-    assert request.run_key == f"rank-after-{run.run_id}"
 
 
 def test_a_bad_cron_is_a_clear_error(monkeypatch) -> None:
@@ -171,33 +153,3 @@ def test_write_into_the_repo_fails_the_guard(mini: Path, tmp_path: Path, instanc
         ],
     )
     assert check_results(result)["read_only_guard"] is False
-
-
-def test_schedule_requests_one_run_per_partition(tmp_path: Path) -> None:
-    (tmp_path / "home").mkdir()
-    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
-    instance.add_dynamic_partitions(evaluations.name, ["b.f1.r1", "b.f2.r1"])
-    schedule = defs.resolve_schedule_def("nightly_reevaluation")
-    assert schedule.cron_schedule == "0 2 * * *"
-    when = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
-    context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=when, repository_def=defs.get_repository_def()
-    )
-    requests = schedule.evaluate_tick(context).run_requests
-    assert sorted(r.partition_key for r in requests) == ["b.f1.r1", "b.f2.r1"]
-
-
-def test_sensor_registers_new_manifests(mini: Path, tmp_path: Path, monkeypatch) -> None:
-    (tmp_path / "home").mkdir()
-    instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path / "home"))
-    monkeypatch.setenv("EVALFLOW_BENCHMARKS", str(mini.parent))
-    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(tmp_path / "wh"))
-    (mini / "runs" / "broken.yaml").write_text("benchmark: [unclosed\n")
-    sensor = defs.resolve_sensor_def("run_manifest_sensor")
-    result = sensor(dg.build_sensor_context(instance=instance))
-    assert sorted(r.partition_key for r in result.run_requests) == [
-        "mini.good.r1",
-        "mini.partial.r1",
-    ]
-    (add,) = result.dynamic_partitions_requests
-    assert sorted(add.partition_keys) == ["mini.good.r1", "mini.partial.r1"]
