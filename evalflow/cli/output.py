@@ -95,4 +95,7 @@ def emit_markdown(
 
 
 def stderr() -> Console:
-    return Console(stderr=True)
+    """The console for progress and notes: off a terminal a line is never wrapped (a CI log
+    or a pipe has no width; a wrapped error line breaks grep)."""
+    console = Console(stderr=True)
+    return console if console.is_terminal else Console(stderr=True, soft_wrap=True)
