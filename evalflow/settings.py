@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalflow.errors import InputError
-from evalflow.storage.warehouse import Warehouse
+
+# The warehouse module pulls pandas, pyarrow and the table contracts (~1 s): imported where a
+# warehouse is made, so `evalflow --help` (which checks the environment here) stays instant.
+if TYPE_CHECKING:
+    from evalflow.storage.warehouse import Warehouse
 
 DEFAULT_WAREHOUSE = "data/warehouse"
 DEFAULT_BENCHMARKS = "data/benchmarks"
@@ -50,6 +55,8 @@ def warehouse_root() -> str:
 
 def warehouse(root: str | None = None) -> Warehouse:
     """The warehouse; a URI root gets `EVALFLOW_WORKDIR` as its local work directory."""
+    from evalflow.storage.warehouse import Warehouse
+
     value = root or warehouse_root()
     if "://" not in value:
         path = Path(value).resolve()

@@ -69,6 +69,24 @@ def test_light_commands_never_import_dagster(args: tuple[str, ...], code: int, t
     assert not dagster_loaded
 
 
+@pytest.mark.parametrize("args", [("--help",), ("--version",)])
+def test_help_and_version_import_no_data_library(args: tuple[str, ...]) -> None:
+    # The environment check at start-up must stay light: pandas/pyarrow cost about a second.
+    probe = PROBE.replace(
+        'm == "dagster" or m.startswith("dagster.")', 'm in {"pandas", "pyarrow"}'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.rstrip("\n").splitlines()[-1] == "DAGSTER_LOADED=False"
+
+
 def test_help_lists_every_command_by_its_own_summary() -> None:
     ctx = click.Context(cli)
     for name in COMMANDS:
