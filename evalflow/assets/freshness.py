@@ -23,6 +23,7 @@ import dagster as dg
 from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
 from dagster._core.events import DagsterEventType
 
+from evalflow import settings
 from evalflow.assets import cross_run_assets, per_run_assets
 from evalflow.assets.common import CODE_VERSION
 from evalflow.errors import EvalflowError
@@ -31,6 +32,7 @@ from evalflow.ledger import ledger_path_for
 from evalflow.registry import REGISTRY_TABLE
 from evalflow.resources import EvalflowResource
 from evalflow.storage.warehouse import Warehouse
+from evalflow.suites import SUITES_DIR
 
 PER_RUN_KEYS = sorted(key for a in per_run_assets for key in a.keys)
 CROSS_RUN_KEYS = sorted(key for a in cross_run_assets for key in a.keys)
@@ -114,7 +116,8 @@ def stale_keys(
 
 def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> str:
     """What the cross-run tables are computed from: the latest materialisation of each per-run
-    table they read, in every partition, the ledger's bytes and the code version."""
+    table they read, in every partition, the ledger's and the suite files' bytes and the code
+    version."""
     storage = instance.event_log_storage
     material: dict[str, object] = {
         key.to_user_string(): dict(
@@ -126,6 +129,11 @@ def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> s
     material["ledger"] = (
         hashlib.sha256(ledger.read_bytes()).hexdigest() if ledger.is_file() else None
     )
+    # The suite assets also read the suite files, which live outside Dagster.
+    material["suites"] = {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((settings.benchmarks_root() / SUITES_DIR).glob("*.yaml"))
+    }
     material["code_version"] = CODE_VERSION
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 

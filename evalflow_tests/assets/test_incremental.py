@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import dagster as dg
 import pytest
 
 from evalflow import orchestrate
-from evalflow.assets.freshness import PER_RUN_KEYS, stale_keys
+from evalflow.assets.freshness import PER_RUN_KEYS, rank_inputs_version, stale_keys
 from evalflow.definitions import defs
 from evalflow.resources import EvalflowResource
 from evalflow.storage.warehouse import Warehouse
@@ -173,3 +174,19 @@ def test_materialisations_carry_dagster_metadata(evaluated) -> None:
     assert "| 1 | good | mini.good.r1 | 1.000 |" in board["preview"].value
     plots = latest(root, "leaderboard_plots").metadata
     assert any(k.endswith("story_heatmap") and Path(v.value).is_file() for k, v in plots.items())
+
+
+def test_rank_inputs_change_with_the_ledger_and_the_suites(evaluated, monkeypatch) -> None:
+    root, mini = evaluated
+    monkeypatch.setenv("EVALFLOW_BENCHMARKS", str(mini.parent))
+    inst, wh = orchestrate.instance(str(root)), Warehouse(str(root))
+    version = rank_inputs_version(inst, wh)
+    assert rank_inputs_version(inst, wh) == version
+    suites = mini.parent / "_suites"
+    suites.mkdir(exist_ok=True)
+    (suites / "extra.yaml").write_text("name: extra\n")
+    try:
+        assert rank_inputs_version(inst, wh) != version
+    finally:
+        shutil.rmtree(suites)
+    assert rank_inputs_version(inst, wh) == version
