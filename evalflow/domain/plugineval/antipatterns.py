@@ -5,6 +5,12 @@ dead target, so two distinct dead links are two findings; a target repeated in t
 is one). OVER_CONSTRAINED fires at 15 or more MUST/ALWAYS/NEVER, following seed 004
 (the public tool uses "more than 15"). Dead links inside the skill that are not under
 `references/` and reference files nothing links to are notes, not anti-patterns.
+
+MISSING_TRIGGER and frontmatter_quality's pushiness share one trigger definition,
+`TRIGGER_RE` (the public tool's current one, a superset of SPEC §2's four phrases), so a
+description is never both credited with a trigger and flagged for lacking one. A skill that
+is not invoked from its description (`disable-model-invocation: true`, or a `paths:` glob)
+gets no MISSING_TRIGGER, as in the public tool.
 """
 
 from __future__ import annotations
@@ -30,8 +36,12 @@ FLAGS: tuple[str, ...] = (
     "DEAD_CROSS_REF",
 )
 
-MISSING_TRIGGER_RE = re.compile(
-    r"\buse\s+(?:this\s+skill\s+)?when\b|\buse\s+proactively\b|\btrigger\s+when\b",
+# "Use when", "Use this skill when", "should be used when", "Use after/before/whenever",
+# "Use proactively", "Trigger(s) when/on", "Auto-loads when/on".
+TRIGGER_RE = re.compile(
+    r"\b(?:should\s+be\s+)?used?\s+(?:this\s+skill\s+)?(?:immediately\s+)?"
+    r"(?:when|after|before|whenever)\b"
+    r"|\buse\s+proactively\b|\btrigger(?:s)?\s+(?:when|on)\b|\bauto[-\s]?loads?\s+(?:when|on)\b",
     re.IGNORECASE,
 )
 
@@ -75,12 +85,12 @@ def detect_anti_patterns(
                 f"(needs ≥ {EMPTY_DESCRIPTION_MIN_CHARS})",
             )
         )
-    if not MISSING_TRIGGER_RE.search(skill.description):
+    if skill.description_triggered and not TRIGGER_RE.search(skill.description):
         found.append(
             AntiPattern(
                 "MISSING_TRIGGER",
-                "description lacks 'use when' / 'use this skill when' / 'use proactively' / "
-                "'trigger when'",
+                "description lacks a trigger phrase ('use when', 'use this skill when', "
+                "'should be used when', 'use after/before', 'use proactively', 'trigger when')",
             )
         )
     if skill.line_count > BLOATED_MAX_LINES and not skill.reference_files:

@@ -7,7 +7,8 @@ scan and link extraction. Deliberate fixes applied here:
 * fix 2 — headings, links and cross-references inside fenced or inline code are ignored;
   link targets lose their `#anchor` / `?query`, are URL-decoded and normalised, so
   `references/x.md#part` and nested `references/a/b.md` resolve; reference files nothing
-  mentions are reported as notes;
+  mentions are reported as notes; a `skills/x` cross-reference written inside a Markdown
+  link target is the link's target, checked once (either reading resolving it is enough);
 * fix 3 — a BOM, CRLF, non-mapping or invalid frontmatter, an empty `description:` and
   binary files never raise: they are parsed, defaulted, or reported as a `Finding`.
 
@@ -121,6 +122,8 @@ class ParsedSkill:
     plugin: str | None
     name: str
     description: str
+    # False when the skill is not invoked from its description (MISSING_TRIGGER exempt).
+    description_triggered: bool
     text: str
     text_lower: str
     line_count: int
@@ -392,6 +395,15 @@ def _scan_body(
     return prose, blocks, languages, unclosed
 
 
+def _description_triggered(frontmatter: dict[str, Any]) -> bool:
+    """Whether the model invokes the skill from its description: not when the frontmatter
+    opts out (`disable-model-invocation: true`) or auto-loads it on a `paths:` glob."""
+    if frontmatter.get("disable-model-invocation") is True:
+        return False
+    paths = frontmatter.get("paths")
+    return not (isinstance(paths, str) and paths != "")
+
+
 def parse_skill(files: SkillFiles) -> ParsedSkill:
     """Parse SKILL.md bytes plus the references/assets listing into `ParsedSkill`."""
     where = files.location
@@ -423,9 +435,13 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
 
     checks: dict[tuple[str, str], LinkCheck] = {}
     mentioned: set[str] = set()
-    raw_targets = [m.group(1) for m in _LINK_RE.finditer(prose)]
-    raw_targets += [m.group(1) for m in _REF_DEF_RE.finditer(prose)]
-    for raw in raw_targets:
+    targets = [(m.start(1), m.end(1), m.group(1)) for m in _LINK_RE.finditer(prose)]
+    targets += [(m.start(1), m.end(1), m.group(1)) for m in _REF_DEF_RE.finditer(prose)]
+    targets.sort()
+    # (start, end, key) of each checked link target, sorted: a cross-reference found inside
+    # one belongs to that link's check instead of being a second finding for one target.
+    link_spans: list[tuple[int, int, tuple[str, str]]] = []
+    for start, end, raw in targets:
         norm = normalise_link_target(raw)
         if norm is None:
             continue
@@ -433,13 +449,16 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         if kind == "reference":
             mentioned.add(norm)
         checks.setdefault((kind, norm), LinkCheck(kind, norm, (norm,)))
+        link_spans.append((start, end, (kind, norm)))
+    span_starts = [start for start, _, _ in link_spans]
     for m in bounded_matches(_REFERENCE_MENTION_RE, prose, "/.-"):
         norm = normalise_link_target(m.group(0).rstrip(".:"))
         if norm is not None:
             mentioned.add(norm)
 
     cross_refs: list[str] = []
-    for ref in (m.group(0) for m in bounded_matches(CROSS_REF_RE, prose, "-")):
+    for match in bounded_matches(CROSS_REF_RE, prose, "-"):
+        ref = match.group(0)
         prefix, _, rest = ref.partition("/")
         if prefix in ("skill", "skills"):
             cross_refs.append(rest)
@@ -447,6 +466,14 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         else:
             cross_refs.append(ref)
             candidates = (f"../{ref}", ref)
+        at = bisect.bisect_right(span_starts, match.start()) - 1
+        if at >= 0 and match.start() < link_spans[at][1]:
+            key = link_spans[at][2]
+            link = checks[key]
+            if link.kind != "reference":
+                merged = tuple(dict.fromkeys(link.candidates + candidates))
+                checks[key] = LinkCheck("cross_skill", link.target, merged)
+            continue
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
     stripped_body = [s for s in (ln.strip() for ln in body_lines) if s]
@@ -478,6 +505,7 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         plugin=files.plugin,
         name=name,
         description=description,
+        description_triggered=_description_triggered(frontmatter),
         text=text,
         text_lower=text.lower(),
         line_count=count_lines(text),

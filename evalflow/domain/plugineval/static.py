@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalflow.domain.plugineval.antipatterns import (
+    TRIGGER_RE,
     AntiPattern,
     anti_pattern_penalty,
     detect_anti_patterns,
@@ -28,12 +29,6 @@ STATIC_TO_DIMENSION: dict[str, str] = {
     "ecosystem_coherence": "ecosystem_coherence",
 }
 
-TRIGGER_RE = re.compile(
-    r"\b(?:should\s+be\s+)?used?\s+(?:this\s+skill\s+)?(?:immediately\s+)?"
-    r"(?:when|after|before|whenever)\b"
-    r"|\buse\s+proactively\b|\btrigger(?:s)?\s+(?:when|on)\b|\bauto[-\s]?loads?\s+(?:when|on)\b",
-    re.IGNORECASE,
-)
 _PROACTIVE_RE = re.compile(r"\bproactively\b", re.IGNORECASE)
 _EXTRA_TRIGGER_RE = re.compile(
     r"\bautomatically\b|\balways\s+use\b|\btrigger\b|\binvoke\b", re.IGNORECASE

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from evalflow.domain.plugineval.antipatterns import anti_pattern_penalty, detect_anti_patterns
+from evalflow.domain.plugineval import static
+from evalflow.domain.plugineval.antipatterns import (
+    TRIGGER_RE,
+    anti_pattern_penalty,
+    detect_anti_patterns,
+)
 from evalflow.domain.plugineval.model import FileEntry
 from evalflow_tests.domain.plugineval.skillfactory import lines_text, parse, skill_text
 
@@ -43,10 +48,41 @@ def test_empty_and_missing_description_flag_both() -> None:
         ("Trigger when a spec is being drafted.", False),
         ("Helps drafting specs when planning work.", True),
         ("Use it when drafting specs for teams.", True),
+        # the trigger frontmatter_quality credits is the one MISSING_TRIGGER accepts
+        ("This skill should be used when drafting specs.", False),
+        ("Use after a spec has been drafted.", False),
+        ("Auto-loads when a spec file is opened.", False),
     ],
 )
 def test_missing_trigger_phrases(desc: str, flagged: bool) -> None:
     assert ("MISSING_TRIGGER" in flags(skill_text(description=desc))) is flagged
+
+
+def test_missing_trigger_and_frontmatter_quality_share_one_definition() -> None:
+    assert static.TRIGGER_RE is TRIGGER_RE
+    credited = "Use after a spec has been drafted."  # only the trigger earns pushiness
+    assert static.description_pushiness(credited) == pytest.approx(0.25)
+    assert "MISSING_TRIGGER" not in flags(skill_text(description=credited))
+    uncredited = "Helps drafting specs."
+    assert static.description_pushiness(uncredited) == 0.0
+    assert "MISSING_TRIGGER" in flags(skill_text(description=uncredited))
+
+
+@pytest.mark.parametrize(
+    ("extra", "flagged"),
+    [
+        ("disable-model-invocation: true", False),
+        ("disable-model-invocation: false", True),
+        ("disable-model-invocation: 'true'", True),  # a string is not the opt-out
+        ("paths: 'specs/**/*.md'", False),
+        ("paths: ''", True),
+    ],
+)
+def test_skills_not_invoked_from_their_description_get_no_missing_trigger(
+    extra: str, flagged: bool
+) -> None:
+    text = skill_text(description="Drafts product specs for a team.", extra_frontmatter=extra)
+    assert ("MISSING_TRIGGER" in flags(text)) is flagged
 
 
 @pytest.mark.parametrize(("n", "refs", "flagged"), [(800, False, False), (801, False, True)])
@@ -77,6 +113,27 @@ def test_dead_cross_ref_and_agent_links() -> None:
     )
     assert flags(text, frozenset({"../alive"})) == ["DEAD_CROSS_REF", "DEAD_CROSS_REF"]
     assert flags(text, frozenset({"../alive", "../dead", "../../agents/judge.md"})) == []
+
+
+@pytest.mark.parametrize(
+    "link", ["[other](../../skills/other/SKILL.md)", "[other](skills/other)", "[o]: skills/other"]
+)
+def test_a_dead_cross_reference_inside_a_link_is_one_finding(link: str) -> None:
+    text = skill_text(f"{link}\n", description=GOOD_DESC)
+    found, notes = detect_anti_patterns(parse(text), frozenset())
+    assert [a.flag for a in found] == ["DEAD_CROSS_REF"]
+    assert notes == ()
+    # either reading of the target resolving it is enough
+    p = parse(text)
+    (check,) = p.link_checks
+    for candidate in check.candidates:
+        assert flags(text, frozenset({candidate})) == []
+    assert p.cross_references == ("other",)
+
+
+def test_a_skills_path_inside_a_reference_link_is_only_the_reference_check() -> None:
+    text = skill_text("[r](references/skills/guide.md)\n", description=GOOD_DESC)
+    assert flags(text) == ["ORPHAN_REFERENCE"]
 
 
 def test_dead_local_links_and_unlinked_references_are_notes() -> None:
