@@ -134,12 +134,12 @@ def test_depth_table_requests_layers() -> None:
 
 # Pinned quick composites of the demo skills (three frameworks, different quality).
 DEMO_PINS = {
-    "speckit/spec-writer": (88.73, "Gold", ()),
-    "speckit/plan-writer": (79.32, "Silver", ()),
-    "kiro/task-breakdown": (57.89, "none", ()),
+    "speckit/spec-writer": (88.73, "gold", ()),
+    "speckit/plan-writer": (79.32, "silver", ()),
+    "kiro/task-breakdown": (57.89, "no_badge", ()),
     "bmad/story-writer": (
         23.81,
-        "none",
+        "no_badge",
         (
             "OVER_CONSTRAINED",
             "EMPTY_DESCRIPTION",

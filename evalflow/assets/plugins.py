@@ -21,6 +21,7 @@ import pandas as pd
 
 from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
 from evalflow.assets.partitions import evaluations
+from evalflow.domain.plugineval.composite import NO_BADGE
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.report import report_dict
 from evalflow.inputs import load_manifest
@@ -169,7 +170,7 @@ def plugineval(
             f"{context.partition_key}/{row.skill}",
             scores={"composite": row.composite, "penalty": row.penalty},
             results=[(flag, False, None) for flag in row.anti_patterns.split(",") if flag],
-            passed=row.badge != "none",
+            passed=row.badge != NO_BADGE,
             ledger_path=ledger_path_for(root),
         )
     summary = (

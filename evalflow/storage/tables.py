@@ -272,7 +272,7 @@ class PluginCompositeRow(RunRow):
     composite: float = Field(description="0–100, measured dimensions only, × penalty")
     grade: str | None
     display_grade: str | None
-    badge: str = Field(description="Platinum … Bronze or none (composite AND Elo)")
+    badge: str = Field(description="platinum … bronze or no_badge (composite AND Elo)")
     elo: float | None
     confidence: str = Field(description="from the layers that produced data")
     confidence_basis: str

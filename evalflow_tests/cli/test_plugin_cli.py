@@ -246,3 +246,19 @@ def test_batch_json_lines_is_one_report_per_skill() -> None:
 
 def test_compare_has_no_json_lines() -> None:
     assert invoke("compare", GOOD, POOR, "--output", "json-lines").exit_code == 2
+
+
+def test_badges_in_json_are_spelled_as_the_public_tool_and_displayed_in_markdown() -> None:
+    res = invoke("score", DEMO, "--depth", "quick", "--output", "json-lines")
+    badges = {
+        Path(o["skill"]["path"]).name: o["composite"]["badge"]
+        for o in map(json.loads, res.stdout.splitlines())
+    }
+    assert badges == {
+        "spec-writer": "gold",
+        "plan-writer": "silver",
+        "task-breakdown": "no_badge",
+        "story-writer": "no_badge",
+    }
+    md = invoke("score", GOOD, "--depth", "quick").stdout
+    assert "★★★★ Gold" in md

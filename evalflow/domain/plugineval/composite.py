@@ -50,18 +50,27 @@ LAYERS_FOR_DEPTH: dict[str, tuple[str, ...]] = {
     "deep": ("static", "judge", "monte_carlo"),
 }
 
-NO_BADGE = "none"
+# Badge values are spelled as the public tool's JSON spells them, so scripts written against
+# published PluginEval output read evalflow's; `BADGE_DISPLAY` is for human-facing tables.
+NO_BADGE = "no_badge"
 BADGES: tuple[tuple[str, float, float], ...] = (
-    ("Platinum", 90.0, 1600.0),
-    ("Gold", 80.0, 1500.0),
-    ("Silver", 70.0, 1400.0),
-    ("Bronze", 60.0, 1300.0),
+    ("platinum", 90.0, 1600.0),
+    ("gold", 80.0, 1500.0),
+    ("silver", 70.0, 1400.0),
+    ("bronze", 60.0, 1300.0),
 )
+BADGE_DISPLAY: dict[str, str] = {
+    "platinum": "Platinum",
+    "gold": "Gold",
+    "silver": "Silver",
+    "bronze": "Bronze",
+    NO_BADGE: "no badge",
+}
 BADGE_STARS: dict[str, str] = {
-    "Platinum": "★★★★★",
-    "Gold": "★★★★",
-    "Silver": "★★★",
-    "Bronze": "★★",
+    "platinum": "★★★★★",
+    "gold": "★★★★",
+    "silver": "★★★",
+    "bronze": "★★",
     NO_BADGE: "—",
 }
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalflow.domain.plugineval.composite import (
+    BADGE_DISPLAY,
     BADGE_STARS,
     COMPOSITE_DECIMALS,
     DIMENSION_WEIGHTS,
@@ -333,7 +334,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     stars = BADGE_STARS[comp["badge"]]
     lines = [
         f"## {skill['name']} — {_fmt(comp['score'])}/100 ({comp['display_grade'] or '—'}) · "
-        f"{stars} {comp['badge']}",
+        f"{stars} {BADGE_DISPLAY[comp['badge']]}",
         "",
         f"`{skill['path']}` · depth {report['depth']} · confidence {report['confidence']} "
         f"({', '.join(report['confidence_basis'])})",
@@ -414,9 +415,10 @@ def render_batch_markdown(batch: Mapping[str, Any]) -> str:
         flags = ", ".join(r["layers"][0]["anti_patterns"]) or "—"
         sim = r["composite"]["simulated"]
         sim_cell = "—" if sim is None else f"{_fmt(sim['score'])} (simulated)"
+        shown_badge = BADGE_DISPLAY[r["composite"]["badge"]]
         lines.append(
             f"| `{r['skill']['path']}` | {_fmt(r['composite']['score'])} | "
-            f"{r['composite']['display_grade'] or '—'} | {r['composite']['badge']} | {flags} | "
+            f"{r['composite']['display_grade'] or '—'} | {shown_badge} | {flags} | "
             f"{sim_cell} |"
         )
     if summary["simulated"] is not None:

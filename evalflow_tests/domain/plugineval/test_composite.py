@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evalflow.domain.plugineval.composite import (
+    BADGE_DISPLAY,
+    BADGE_STARS,
+    BADGES,
     BLEND,
     DIMENSION_WEIGHTS,
     NO_BADGE,
@@ -149,21 +152,33 @@ def test_display_grades(points: float, grade: str) -> None:
 @pytest.mark.parametrize(
     ("composite", "elo", "expected"),
     [
-        (95, None, "Platinum"),  # Elo not computed → composite alone
-        (85, None, "Gold"),
+        (95, None, "platinum"),  # Elo not computed → composite alone
+        (85, None, "gold"),
         (59.99, None, NO_BADGE),
-        (95, 1600, "Platinum"),
-        (95, 1599, "Gold"),  # composite qualifies for Platinum, Elo only for Gold
-        (95, 1450, "Silver"),
-        (95, 1300, "Bronze"),
+        (95, 1600, "platinum"),
+        (95, 1599, "gold"),  # composite qualifies for Platinum, Elo only for Gold
+        (95, 1450, "silver"),
+        (95, 1300, "bronze"),
         (95, 1299, NO_BADGE),
-        (72, 1700, "Silver"),  # Elo cannot lift a badge above the composite tier
-        (60, 1300, "Bronze"),
+        (72, 1700, "silver"),  # Elo cannot lift a badge above the composite tier
+        (60, 1300, "bronze"),
         (None, 1700, NO_BADGE),
     ],
 )
 def test_badges(composite: float | None, elo: float | None, expected: str) -> None:
     assert badge(composite, elo) == expected
+
+
+def test_badge_values_are_the_public_tools_spellings() -> None:
+    # plugin_eval.models.Badge: platinum, gold, silver, bronze, no_badge
+    assert [name for name, _, _ in BADGES] + [NO_BADGE] == [
+        "platinum",
+        "gold",
+        "silver",
+        "bronze",
+        "no_badge",
+    ]
+    assert set(BADGE_DISPLAY) == set(BADGE_STARS) == {*(n for n, _, _ in BADGES), NO_BADGE}
 
 
 def test_confidence_comes_from_layers_with_data() -> None:
