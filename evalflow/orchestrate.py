@@ -162,6 +162,9 @@ def _failure_message(result: dg.ExecuteJobResult) -> tuple[str, bool]:
                 failure = environment_failure(int(os_error["errno"]), where)
                 if failure is not None:
                     return f"{event.step_key}: {failure.one_line()}", True
+        if any(info.cls_name == "DagsterExecutionInterruptedError" for info in chain):
+            # A signal (Ctrl-C, a timeout, a shutdown) stopped it: no bug, and nothing to fix.
+            return f"{event.step_key}: interrupted by a signal before it finished", True
         text = (chain[-1].message if chain else event.message or "").strip().splitlines()
         last = next((line.strip() for line in reversed(text) if line.strip()), "failed")
         return f"{event.step_key}: {last}", False

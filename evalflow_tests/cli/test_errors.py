@@ -94,6 +94,12 @@ def test_a_full_disk_in_a_step_is_the_machine_with_its_fix() -> None:
     assert fixable
 
 
+def test_an_interrupted_step_is_not_called_a_bug() -> None:
+    stop = _info("DagsterExecutionInterruptedError", "dagster._core.errors.Interrupted\n")
+    message, fixable = orchestrate._failure_message(_result(_info("Dagster", "step", stop)))
+    assert message == "run_manifest: interrupted by a signal before it finished" and fixable
+
+
 def test_an_unexplained_failure_is_internal_and_exits_3() -> None:
     bug = _info("KeyError", "KeyError: 'final'\n")
     message, fixable = orchestrate._failure_message(_result(_info("Dagster", "step", bug)))
