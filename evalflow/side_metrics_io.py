@@ -43,7 +43,17 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-SPEC_FILE_NAMES: tuple[str, ...] = ("spec.md", "requirements.md", "design.md", "tasks.md")
+# spec-kit (spec.md, tasks.md), Kiro (requirements.md, design.md, tasks.md) and BMAD
+# (prd.md, architecture.md, and one file per story under stories/).
+SPEC_FILE_NAMES: tuple[str, ...] = (
+    "spec.md",
+    "requirements.md",
+    "design.md",
+    "tasks.md",
+    "prd.md",
+    "architecture.md",
+)
+STORIES_DIR = "stories"
 CODE_EXTENSIONS: frozenset[str] = frozenset(
     {".py", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rb", ".java"}
     | {".kt", ".rs", ".cs", ".php", ".swift", ".scala"}
@@ -61,12 +71,22 @@ def conventions_for(policy: TestLevelPolicy) -> LevelConventions:
 
 
 def spec_files_at_head(snapshot: RepoSnapshot, spec_dir: str | None) -> dict[str, str]:
-    """spec.md / requirements.md / design.md / tasks.md directly under `spec_dir`."""
+    """The framework's spec artifacts: `SPEC_FILE_NAMES` directly under `spec_dir`, and the
+    Markdown story files directly under its `stories/` folder (BMAD)."""
     if not spec_dir:
         return {}
-    folder = spec_dir.strip("/")
+    folder = spec_dir.strip("/").lower()
     wanted = {f"{folder}/{name}" for name in SPEC_FILE_NAMES}
-    return {p: snapshot.files[p].text for p in sorted(snapshot.files) if p.lower() in wanted}
+    stories = f"{folder}/{STORIES_DIR}/"
+
+    def is_artifact(path: str) -> bool:
+        lower = path.lower()
+        if lower in wanted:
+            return True
+        rest = lower.removeprefix(stories)
+        return rest != lower and "/" not in rest and rest.endswith(".md")
+
+    return {p: snapshot.files[p].text for p in sorted(snapshot.files) if is_artifact(p)}
 
 
 def read_test_files(snapshot: RepoSnapshot, conventions: LevelConventions) -> dict[str, str]:

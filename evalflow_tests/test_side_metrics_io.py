@@ -19,7 +19,7 @@ from evalflow.judges.heuristic import HeuristicJudge
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import diff_surface, unified_diff
 from evalflow.repo.git import resolve_commit
-from evalflow.repo.snapshot import load_snapshot
+from evalflow.repo.snapshot import RepoSnapshot, SourceFile, load_snapshot
 from evalflow.side_metrics_io import (
     elicitation_files_digest,
     load_labels,
@@ -208,6 +208,24 @@ def test_spec_files_at_head(demo_inputs: dict) -> None:
     ]
     assert spec_files_at_head(snapshot, None) == {}
     assert spec_files_at_head(snapshot, "nowhere") == {}
+
+
+def test_spec_files_at_head_reads_the_bmad_layout() -> None:
+    paths = [
+        "docs/prd.md",
+        "docs/architecture.md",
+        "docs/stories/1.1.create.md",
+        "docs/stories/notes/old.md",
+        "docs/stories/1.2.txt",
+        "docs/README.md",
+        "src/prd.md",
+    ]
+    snapshot = RepoSnapshot("c0ffee", {p: SourceFile(p, "# x\n") for p in paths})
+    assert sorted(spec_files_at_head(snapshot, "docs")) == [
+        "docs/architecture.md",
+        "docs/prd.md",
+        "docs/stories/1.1.create.md",
+    ]
 
 
 def test_loaders(tmp_path: Path) -> None:
