@@ -29,7 +29,10 @@ def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, c
         code, out, err = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
         assert code == 0, err
         first_requests = len(fake.requests)
-        code, out2, _ = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
+        # --force: an unchanged run is otherwise not re-evaluated at all (no step, no call).
+        code, out2, _ = run_cli(
+            capsys, "score", str(manifest), "--judge", "anthropic", "--json", "--force"
+        )
         assert len(fake.requests) == first_requests  # unchanged inputs: every call from cache
     (row,) = json.loads(out)
     # S2-AC1-T1 is UNMET (no test asserts bye()): S2 = 0.6 · 1 + 0.4 · 0 → (3 + 2·0.6) / 5
