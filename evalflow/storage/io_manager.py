@@ -36,8 +36,11 @@ class ParquetIOManager(dg.IOManager):
         table = self._table(context)
         if context.has_asset_partitions:
             keys = context.asset_partition_keys
-            if len(keys) == 1:
+            if context.has_partition_key:
+                # a per-run step reads its own run's part, which must exist
                 return self.warehouse.read(table, keys[0])
+            # a cross-run step ranks the runs that have the table: a run that failed before
+            # writing it (even the only one) leaves it out instead of failing the ranking
             present = [k for k in keys if self.warehouse.has(table, k)]
             if not present:
                 spec = TABLES.get(table)

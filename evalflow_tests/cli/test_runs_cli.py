@@ -63,6 +63,23 @@ def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, cap
     assert json.loads(out) == [{"n": 2}]
 
 
+def test_a_lone_failed_run_leaves_the_ranking_empty_not_failed(
+    mini: Path, warehouse_dir: Path, capsys
+) -> None:
+    ghost = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
+    ghost.update({"framework": "ghost", "source": None, "repo": str(mini / "no-such-repo")})
+    path = mini / "runs" / "ghost.yaml"
+    path.write_text(yaml.safe_dump(ghost))
+    from evalflow import orchestrate
+
+    orchestrate.register(str(warehouse_dir), [path])
+    code, _, err = run_cli(capsys, "materialize", "--workers", "1")
+    assert code == 2
+    assert "✗ mini.ghost.r1" in err and "✓ rank_runs" in err, err
+    assert "has no data" not in err
+    assert err.strip().splitlines()[-1].startswith("error: 1 of 2 run(s) failed")
+
+
 def test_unknown_partition_is_one_line(mini: Path, warehouse_dir: Path, capsys) -> None:
     run_cli(capsys, "register", str(mini / "runs" / "good.yaml"))
     code, _, err = run_cli(capsys, "materialize", "--partition", "mini.nope.r1")
