@@ -33,7 +33,7 @@ import click
 
 from evalflow.cli.failures import F, guarded
 from evalflow.domain.plugineval.evaluate import EvalOptions
-from evalflow.domain.plugineval.model import DEPTHS
+from evalflow.domain.plugineval.model import COMPAT_MODES, DEPTHS
 from evalflow.domain.plugineval.report import (
     batch_dict,
     compare_dict,
@@ -151,9 +151,18 @@ def _run_score(
     seed: int,
     certify: bool,
     llm: _Llm,
+    compat: str | None = None,
 ) -> None:
     if runs <= 0:
         raise InputError("--runs must be positive", where="--runs")
+    if compat is not None and corpus_dir is not None:
+        # The corpus was scored by evalflow's rules: an Elo across the two is not like for like.
+        raise InputError(
+            "--compat public cannot be combined with --corpus-dir (the corpus was scored "
+            "by evalflow's rules)",
+            where="--compat",
+            fix="drop --corpus-dir, or score without --compat",
+        )
     corpus = load_corpus(corpus_dir) if corpus_dir is not None else None
     options = EvalOptions(
         depth=depth,
@@ -162,6 +171,7 @@ def _run_score(
         seed=seed,
         corpus=corpus,
         mc_factory=llm.mc_factory,
+        compat=compat,
     )
     try:
         evaluations, is_batch = evaluate_path(path, options)
@@ -293,6 +303,13 @@ def plugin() -> None:
     help="quick = static; standard = + LLM judge; deep = + Monte Carlo (simulated unless "
     "--mc-backend anthropic) + Elo.",
 )
+@click.option(
+    "--compat",
+    type=click.Choice(COMPAT_MODES),
+    default=None,
+    help="public = the static layer by the public PluginEval tool's rules (its line count, "
+    "fence counting, link checks), to compare with published scores; see docs/plugineval.md.",
+)
 @_with_score_options
 @click.pass_context
 @guarded
@@ -300,6 +317,7 @@ def score(
     ctx: click.Context,
     path: Path,
     depth: str,
+    compat: str | None,
     threshold: float | None,
     corpus_dir: Path | None,
     runs: int,
@@ -323,6 +341,7 @@ def score(
         seed,
         certify=False,
         llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
+        compat=compat,
     )
 
 

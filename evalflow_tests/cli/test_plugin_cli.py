@@ -262,3 +262,31 @@ def test_badges_in_json_are_spelled_as_the_public_tool_and_displayed_in_markdown
     }
     md = invoke("score", GOOD, "--depth", "quick").stdout
     assert "★★★★ Gold" in md
+
+
+PUBLIC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugineval_public"
+
+
+def test_compat_public_scores_as_the_public_tool_and_says_so() -> None:
+    skill = PUBLIC_FIXTURE / "skills" / "security-scanning" / "sast-configuration"
+    public = json.loads(
+        (
+            PUBLIC_FIXTURE / "public_outputs" / "security-scanning_sast-configuration.json"
+        ).read_text()
+    )
+    res = invoke("score", skill, "--depth", "quick", "--compat", "public", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["compat"] == "public"
+    assert out["composite"]["score"] == pytest.approx(public["composite"]["score"], abs=0.01)
+    own = json.loads(invoke("score", skill, "--depth", "quick", "--json").stdout)
+    assert own["compat"] is None
+    assert own["composite"]["score"] < out["composite"]["score"] - 5  # its dead ../ links
+    md = invoke("score", skill, "--depth", "quick", "--compat", "public").stdout
+    assert "--compat public" in md
+
+
+def test_compat_public_refuses_a_corpus_scored_by_evalflows_rules(tmp_path: Path) -> None:
+    res = invoke("score", GOOD, "--compat", "public", "--corpus-dir", tmp_path)
+    assert res.exit_code == 2
+    assert "--compat public cannot be combined with --corpus-dir" in res.stderr

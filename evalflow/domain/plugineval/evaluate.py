@@ -68,6 +68,8 @@ class EvalOptions:
     corpus: CorpusIndex | None = None
     negatives: Sequence[tuple[str, str]] = ()
     mc_factory: McFactory | None = None
+    # "public": the static layer by the public tool's rules (`compat.py`), else evalflow's.
+    compat: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class SkillEvaluation:
     confidence: str
     durations_ms: dict[str, float] = field(default_factory=dict)
     simulated: SimulatedView | None = None
+    compat: str | None = None
 
     @property
     def measured_layers(self) -> tuple[str, ...]:
@@ -178,7 +181,14 @@ def evaluate_skill(
 
     t0 = clock()
     parsed = parse_skill(files)
-    static = analyze_static(parsed, resolve(parsed))
+    if options.compat == "public":
+        from evalflow.domain.plugineval.compat import analyze_static_public, public_facts
+
+        facts = public_facts(parsed)
+        parsed = facts.skill
+        static = analyze_static_public(facts, resolve(parsed))
+    else:
+        static = analyze_static(parsed, resolve(parsed))
     durations["static"] = (clock() - t0) * 1000.0
     sha = hashlib.sha256(files.skill_md).hexdigest()
 
@@ -264,6 +274,7 @@ def evaluate_skill(
         confidence=confidence_label(with_data),
         durations_ms=durations,
         simulated=sim_view,
+        compat=options.compat,
     )
 
 

@@ -23,6 +23,8 @@ DIMENSIONS: tuple[str, ...] = (
 )
 
 DEPTHS: tuple[str, ...] = ("quick", "standard", "deep")
+# `--compat public`: the static layer by the public PluginEval tool's rules (compat.py).
+COMPAT_MODES: tuple[str, ...] = ("public",)
 
 Severity = Literal["warning", "note"]
 

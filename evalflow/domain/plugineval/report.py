@@ -2,7 +2,7 @@
 
 JSON per skill (keys beyond SPEC's are additions, none renamed):
 
-    {"skill": {..., "line_count"}, "depth", "certify", "confidence", "confidence_basis",
+    {"skill": {..., "line_count"}, "depth", "compat", "certify", "confidence", "confidence_basis",
      "threshold", "passed", "certification" (certify only),
      "composite": {"score", "badge", "elo", "grade", "display_grade", "penalty", "raw",
                    "measured_weight", "badge_basis", "simulated"},
@@ -231,6 +231,7 @@ def report_dict(
             "line_count": p.line_count,
         },
         "depth": ev.depth,
+        "compat": ev.compat,
         "certify": certify,
         "confidence": ev.confidence,
         "confidence_basis": list(ev.measured_layers),
@@ -340,6 +341,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"({', '.join(report['confidence_basis'])})",
         "",
     ]
+    if report["compat"] == "public":
+        lines += ["Static layer by the public PluginEval tool's rules (--compat public).", ""]
     elo = report["elo"]
     if elo is not None and elo["computed"]:
         kind = "Static-score Elo" if elo["kind"] == STATIC_SCORE else "Elo"

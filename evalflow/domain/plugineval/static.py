@@ -137,7 +137,13 @@ def orchestration_wiring(skill: ParsedSkill) -> float:
 
 def progressive_disclosure(skill: ParsedSkill) -> float:
     """Line count vs the 200–600 sweet spot, plus references/ and assets/ bonuses."""
-    lines = skill.line_count
+    return disclosure_score(
+        skill.line_count, bool(skill.nonempty_reference_files), bool(skill.asset_files)
+    )
+
+
+def disclosure_score(lines: int, has_references: bool, has_assets: bool) -> float:
+    """The progressive_disclosure formula on its inputs (`--compat public` reads them its way)."""
     if 200 <= lines <= 600:
         score = 0.60
     elif 100 <= lines < 200:
@@ -148,9 +154,9 @@ def progressive_disclosure(skill: ParsedSkill) -> float:
         score = 0.20
     else:
         score = 0.15
-    if skill.nonempty_reference_files:
+    if has_references:
         score += 0.25 if lines > 400 else 0.15
-    if skill.asset_files:
+    if has_assets:
         score += 0.15
     return _clamp(score)
 
