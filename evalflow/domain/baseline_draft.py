@@ -4,8 +4,9 @@ Each AC in scope (P0/P1) is decomposed with `evalflow.domain.ac_language`: one I
 observable clause; the conjunction/payload rule (one I-check and one T-check per named field
 of an emitted/returned/persisted artefact); the disjunction rule (independent paths ⇒ one
 I-check per path, also for an "or" in the Given — "empty or missing" is two paths;
-product-controlled ⇒ default behaviour + switch reachable without a code change); the wiring rule (asynchronous ingress ⇒ a wiring I-check); T-checks at the level
-the fixed policy demands (pure logic ⇒ unit, HTTP/contract/persistence ⇒ e2e, both ⇒ one of
+product-controlled ⇒ default behaviour + switch reachable without a code change); the
+wiring rule (asynchronous ingress ⇒ a wiring I-check); T-checks at the level the fixed
+policy demands (pure logic ⇒ unit, HTTP/contract/persistence ⇒ e2e, both ⇒ one of
 each), `outcome: true` for "becomes/persisted/shows status" ACs. Every check carries the
 rule that produced it as a YAML comment (the frozen model has no field for it). Deterministic:
 the same PRD gives the same bytes. The offline draft has no probes and no anchors: a person
