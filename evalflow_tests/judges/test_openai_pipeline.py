@@ -39,7 +39,10 @@ def test_openai_judge_scores_the_demo_run_and_reruns_from_cache(
         code, out, err = run_cli(capsys, "score", str(SPECKIT), "--judge", "openai", "--json")
         assert code == 0, err
         sent = len(fake.requests)
-        code, out2, err = run_cli(capsys, "score", str(SPECKIT), "--judge", "openai", "--json")
+        # --force: an unchanged run is otherwise not re-evaluated at all (no step, no call).
+        code, out2, err = run_cli(
+            capsys, "score", str(SPECKIT), "--judge", "openai", "--json", "--force"
+        )
         assert code == 0, err
         assert len(fake.requests) == sent  # unchanged inputs: every call from the cache
     (row,) = json.loads(out)

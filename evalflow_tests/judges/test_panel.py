@@ -192,7 +192,10 @@ def test_panel_run_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, caps
         code, out, err = run_cli(capsys, "score", str(manifest), "--judge", judge, "--json")
         assert code == 0, err
         sent = (len(claude_api.requests), len(openai_api.requests))
-        code, out2, err = run_cli(capsys, "score", str(manifest), "--judge", judge, "--json")
+        # --force: an unchanged run is otherwise not re-evaluated at all (no step, no call).
+        code, out2, err = run_cli(
+            capsys, "score", str(manifest), "--judge", judge, "--json", "--force"
+        )
         assert code == 0, err
         assert (len(claude_api.requests), len(openai_api.requests)) == sent  # all cached
     assert sent == (4 * 2 * 2, 4 * 2)  # Claude judged runs 1 and 3, GPT run 2
