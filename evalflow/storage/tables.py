@@ -870,8 +870,10 @@ def tables_markdown() -> str:
         "```python",
         'pyarrow.dataset.dataset("<warehouse>/ac_score", partitioning="hive").to_table()',
         'polars.scan_parquet("<warehouse>/ac_score/**/*.parquet", hive_partitioning=True)',
-        "duckdb.sql(\"SELECT * FROM read_parquet('<warehouse>/ac_score/*/*.parquet', "
-        'hive_partitioning = true)")',
+        "duckdb.sql(",
+        "    \"SELECT * FROM read_parquet('<warehouse>/ac_score/*/*.parquet', "
+        'hive_partitioning = true)"',
+        ")",
         "```",
         "",
         "`evalflow query` registers every table in an in-memory, locked-down DuckDB (it never",
