@@ -175,7 +175,7 @@ def _short_path(path: str | None) -> str | None:
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
     """The human view: Final with its CI, rating ± CI, cost, and the noise flag; a run that
     is not ranked shows why ("incomplete: N checks unscored") and its bounds instead."""
-    headers = ["#", "framework", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
+    headers = ["#", "framework", "run", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
                "BT rating (95% CI)", "cost $", "gap to next", "gates", "report"]  # fmt: skip
     num = format_half_up
     out = []
@@ -196,7 +196,8 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
             else f"{num(r['final_ci_low'])}–{num(r['final_ci_high'])}"
         )
         out.append([
-            "—" if r["rank"] is None else r["rank"], r["framework"], final,
+            "—" if r["rank"] is None else r["rank"], r["framework"],
+            r["run_key"].rsplit(".", 1)[-1], final,
             num(r["adjusted_final"]), r["band"] or "—", r["n_borderline"], ci, rating,
             num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
         ])  # fmt: skip
@@ -236,7 +237,7 @@ def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> No
 
 
 SIDE_METRICS_SQL = """
-SELECT m.framework,
+SELECT m.benchmark, m.framework, m.run,
        coalesce(s.verdict, s.reason) AS scope,
        e.e_recall, e.e_precision, e.e_justified, e.pooled_recall,
        e.reason AS e_null_because,
@@ -248,7 +249,7 @@ JOIN scope_summary s USING (run_key)
 JOIN elicitation_summary e USING (run_key)
 JOIN (SELECT DISTINCT run_key, healthy FROM distribution) d USING (run_key)
 WHERE m.run_key IN ({keys})
-ORDER BY m.framework
+ORDER BY m.benchmark, m.framework, m.run
 """
 
 
@@ -424,9 +425,11 @@ def demo(
         _print_side_metrics(root, keys)
         plugin_cols, plugin_rows = run_query(
             settings.warehouse(root),
+            # runs of one framework share its skills folder: one row per distinct score
             "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
-            "c.confidence_basis FROM plugin_composite c JOIN run_manifest m USING (run_key) "
-            "ORDER BY m.framework, c.skill",
+            "c.confidence_basis, count(DISTINCT run_key) AS runs "
+            "FROM plugin_composite c JOIN run_manifest m USING (run_key) "
+            "GROUP BY ALL ORDER BY m.framework, c.skill",
         )
         emit_table(
             plugin_cols,
