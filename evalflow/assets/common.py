@@ -8,7 +8,7 @@ unchanged run from a stale one.
 """
 
 import warnings
-from functools import cache
+from functools import cache, partial
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -16,6 +16,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow import __version__
+from evalflow.assets.partitions import evaluations
 from evalflow.evaluation import PreparedRun, prepare_run
 from evalflow.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.registry import manifest_for
@@ -33,6 +34,15 @@ GROUP = "evaluation"
 KINDS = {"python", "parquet", "duckdb"}
 # The fingerprint covers evalflow's version too; the code version makes it visible in Dagster.
 CODE_VERSION = __version__
+# The decorator of a plain per-run asset: one warehouse part per `evaluations` partition.
+per_run_asset = partial(
+    dg.asset,
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
 # Run tag of a run the manifest sensor requested: its manifest, registered when the run starts.
 MANIFEST_TAG = "evalflow/manifest"
 

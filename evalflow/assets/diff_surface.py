@@ -3,19 +3,12 @@
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, prepare, run_output, stamp
-from evalflow.assets.partitions import evaluations
+from evalflow.assets.common import per_run_asset, prepare, run_output, stamp
 from evalflow.evaluation import diff_frame
 from evalflow.resources import EvalflowResource
 
 
-@dg.asset(
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
+@per_run_asset()
 def diff_surface(
     context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> dg.Output:

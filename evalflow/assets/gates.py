@@ -12,20 +12,13 @@ observations of the execution a result comes from.
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, prepare, run_output, stamp
-from evalflow.assets.partitions import evaluations
+from evalflow.assets.common import per_run_asset, prepare, run_output, stamp
 from evalflow.domain.gates import gates_frame
 from evalflow.gates import GateCaches, gate_limits, run_gates
 from evalflow.resources import EvalflowResource
 
 
-@dg.asset(
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
+@per_run_asset()
 def gates(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,

@@ -3,20 +3,13 @@
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
-from evalflow.assets.partitions import evaluations
+from evalflow.assets.common import per_run_asset, run_output, stamp
 from evalflow.domain.vote import majority_vote as vote
 from evalflow.evaluation import K_RUNS
 from evalflow.judges.panel import independent_votes
 
 
-@dg.asset(
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
+@per_run_asset()
 def majority_vote(
     run_manifest: pd.DataFrame,
     scoring_run_1: pd.DataFrame,

@@ -11,8 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, benchmark, run_output
-from evalflow.assets.partitions import evaluations
+from evalflow.assets.common import benchmark, per_run_asset, run_output
 from evalflow.domain.vote import agreement
 from evalflow.evaluation import checks_frame, inputs_fingerprint
 from evalflow.ledger import ledger_path_for, now, record_evaluation
@@ -56,13 +55,7 @@ def _record_in_ledger(
     )
 
 
-@dg.asset(
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
+@per_run_asset()
 def report(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,

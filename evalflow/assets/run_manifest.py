@@ -7,8 +7,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow import __version__
-from evalflow.assets.common import CODE_VERSION, GROUP, IO, KINDS, MANIFEST_TAG, prepare, run_output
-from evalflow.assets.partitions import evaluations
+from evalflow.assets.common import MANIFEST_TAG, per_run_asset, prepare, run_output
 from evalflow.errors import InputError
 from evalflow.evaluation import comparability, fingerprint
 from evalflow.judges.family import same_family
@@ -32,13 +31,7 @@ def _register_requested(context: dg.AssetExecutionContext, evalflow: EvalflowRes
         )
 
 
-@dg.asset(
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
+@per_run_asset()
 def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> dg.Output:
     """One row per run: manifest fields, resolved SHAs, baseline hash, judge and fingerprint.
 
