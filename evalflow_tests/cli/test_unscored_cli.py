@@ -78,7 +78,7 @@ def test_all_unscored_run_is_null_unranked_and_labelled(
     code, out, _ = run_cli(capsys, "leaderboard", "--output", "md")  # md: cells never wrap
     assert code == 0
     row = next(line for line in out.splitlines() if "partial" in line)
-    assert row.startswith("| — | partial | incomplete: 4 checks unscored (Final between 0.00 "
+    assert row.startswith("| — | partial | r1 | incomplete: 4 checks unscored (Final between 0.00 "
                           "and 1.00) | — | — |"), row  # fmt: skip
 
 
