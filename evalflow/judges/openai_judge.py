@@ -430,7 +430,10 @@ class OpenAITransport:
             record = self.usage(site, hit, request_id=None, attempt=0)
             with self._usage_lock:
                 self._usage.append(record.model_copy(update={"cached": True}))
+            self.cache.record_hit(record.usd)
             return hit
+        if self.cache is not None:
+            self.cache.record_miss()
         estimate = self.prices.worst_case_usd(
             self.settings.model,
             input_tokens=input_token_bound(params),
@@ -457,8 +460,19 @@ class OpenAITransport:
             and not refused
             and choice.get("finish_reason") not in UNCACHEABLE_FINISH
         ):
-            self.cache.put(key, response)
+            self.cache.put(key, response, self.cache_meta(site))
         return response
+
+    def cache_meta(self, site: CallSite) -> dict[str, Any]:
+        """What a cache entry records beside the response, as the Claude judge's do: the
+        fields `evalflow cache prune` selects on (`judges.cache`)."""
+        return {
+            "model": self.settings.model,
+            "prompt_version": PROMPT_VERSION,
+            "run_key": site.run_key,
+            "run": site.run,
+            "batch": False,
+        }
 
     def usage(
         self, site: CallSite, response: dict[str, Any], *, request_id: str | None, attempt: int

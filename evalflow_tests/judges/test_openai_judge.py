@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from evalflow.errors import InputError, JudgeUnavailableError
+from evalflow.judges.cache import STATS_FILE, entry_files
 from evalflow.judges.cost import BUDGET_STOP, Budget
 from evalflow.judges.family import judge_family, model_family, same_family
 from evalflow.judges.openai_judge import OpenAIJudge, OpenAISettings
-from evalflow.judges.prompt import LAST_TURN_NOTICE, SYSTEM_PROMPT, UNTRUSTED_OPEN
+from evalflow.judges.prompt import LAST_TURN_NOTICE, PROMPT_VERSION, SYSTEM_PROMPT, UNTRUSTED_OPEN
 from evalflow_tests.judges.fake_anthropic import demo_request, demo_snapshot
 from evalflow_tests.judges.fake_openai import (
     TEST_KEY,
@@ -112,6 +113,15 @@ def test_unchanged_rerun_is_served_from_cache_and_a_new_head_is_not(tmp_path: Pa
     for entry in tmp_path.rglob("*.json"):
         assert TEST_KEY not in entry.read_text()
     assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*.json")} == {"openai"}
+    # `evalflow cache` sees real counters and the meta its prune selects on
+    events = [json.loads(line) for line in (tmp_path / "openai" / STATS_FILE).read_text().split()]
+    assert sum(e["event"] == "miss" for e in events) == 3 * sent
+    assert sum(e["event"] == "hit" for e in events) == sent
+    metas = [json.loads(p.read_text())["meta"] for p in entry_files(tmp_path / "openai")]
+    assert {(m["prompt_version"], m["run"]) for m in metas} == {
+        (PROMPT_VERSION, 1),
+        (PROMPT_VERSION, 2),
+    }
 
 
 def test_last_turn_is_announced_and_forces_submit(tmp_path: Path) -> None:
