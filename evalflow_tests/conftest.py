@@ -19,10 +19,9 @@ DEMO = REPO_ROOT / "data" / "benchmarks" / "trialist"
 def _fresh_api_breakers() -> None:
     """Each test starts with no tripped Claude circuit breaker: a fake API server of a later
     test may reuse the port (and the test key) of one an earlier test made refuse."""
-    from evalflow.judges import anthropic_judge, openai_judge
+    from evalflow.judges import anthropic_judge
 
     anthropic_judge._BREAKERS.clear()
-    openai_judge._BREAKERS.clear()
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:

@@ -301,20 +301,35 @@ _BREAKERS: dict[str, CircuitBreaker] = {}
 _BREAKERS_LOCK = threading.Lock()
 
 
-def shared_breaker(client: anthropic.Anthropic, settings: ClaudeSettings) -> CircuitBreaker:
-    """The process's breaker for one endpoint and key: every judge of a run (k scoring runs,
-    side metrics, PluginEval) stops together once the API is known to be unusable."""
-    material = f"{client.base_url}\0{getattr(client, 'api_key', '') or ''}"
-    endpoint = hashlib.sha256(material.encode()).hexdigest()
+def breaker_for(
+    base_url: str,
+    key: str,
+    failures: int,
+    seconds: float,
+    kind: type[CircuitBreaker] = CircuitBreaker,
+) -> CircuitBreaker:
+    """The process's breaker for one endpoint and key, of any LLM backend: every judge of a
+    run (k scoring runs, side metrics, PluginEval) stops together once the API is known to
+    be unusable. A breaker with other limits or of another kind is replaced."""
+    endpoint = hashlib.sha256(f"{base_url}\0{key}".encode()).hexdigest()
     with _BREAKERS_LOCK:
         breaker = _BREAKERS.get(endpoint)
-        if breaker is None or (
-            (breaker.failures, breaker.seconds)
-            != (settings.breaker_failures, settings.breaker_seconds)
+        if (
+            breaker is None
+            or type(breaker) is not kind
+            or (breaker.failures, breaker.seconds) != (failures, seconds)
         ):
-            breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_seconds)
+            breaker = kind(failures, seconds)
             _BREAKERS[endpoint] = breaker
         return breaker
+
+
+def shared_breaker(client: anthropic.Anthropic, settings: ClaudeSettings) -> CircuitBreaker:
+    """The Claude endpoint's breaker (`breaker_for`)."""
+    key = getattr(client, "api_key", "") or ""
+    return breaker_for(
+        str(client.base_url), key, settings.breaker_failures, settings.breaker_seconds
+    )
 
 
 def _fatal(exc: BaseException) -> bool:

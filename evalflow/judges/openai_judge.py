@@ -60,7 +60,6 @@ guard: it never reaches a record, cache entry, log line or exception message.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import logging
@@ -74,13 +73,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.models import BaselineAC, Check, Evidence, Search, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker
+from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker, breaker_for
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.cache import ResponseCache, cache_key
 from evalflow.judges.cost import (
@@ -247,22 +246,12 @@ class _Breaker(CircuitBreaker):
         self.check()
 
 
-_BREAKERS: dict[str, _Breaker] = {}
-_BREAKERS_LOCK = threading.Lock()
-
-
 def shared_breaker(settings: OpenAISettings, key: str) -> _Breaker:
-    """The process's breaker for one endpoint and key: the k scoring runs stop together."""
-    endpoint = hashlib.sha256(f"{settings.endpoint}\0{key}".encode()).hexdigest()
-    with _BREAKERS_LOCK:
-        breaker = _BREAKERS.get(endpoint)
-        if breaker is None or (breaker.failures, breaker.seconds) != (
-            settings.breaker_failures,
-            settings.breaker_seconds,
-        ):
-            breaker = _Breaker(settings.breaker_failures, settings.breaker_seconds)
-            _BREAKERS[endpoint] = breaker
-        return breaker
+    """The endpoint's breaker, from the one registry every LLM backend shares."""
+    breaker = breaker_for(
+        settings.endpoint, key, settings.breaker_failures, settings.breaker_seconds, _Breaker
+    )
+    return cast(_Breaker, breaker)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
