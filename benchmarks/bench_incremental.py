@@ -23,7 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from evalflow import orchestrate
+from evalflow.pipeline import orchestrate
 
 MANIFEST = Path("data/benchmarks/trialist/runs")
 EXPENSIVE = ("scoring_run_", "gates", "side_metrics")

@@ -4,7 +4,7 @@
    runs through `orchestrate.materialize` (what `evalflow demo` runs after start-up), against
    the same steps called directly (prepare, snapshot, 3 scoring runs, vote, roll-up, gates,
    side metrics, PluginEval). Overhead = pipeline − domain. The CLI's process start-up
-   (imports) is timed separately with `python -c "import evalflow.definitions"`.
+   (imports) is timed separately with `python -c "import evalflow.pipeline.definitions"`.
 2. Per-asset overhead: a chain of no-op assets executed in-process and with the multiprocess
    executor, per step.
 3. N partitions of a small synthetic benchmark through `orchestrate.materialize` with 2
@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalflow import orchestrate  # noqa: E402
-from evalflow.assets.plugins import plugin_tables  # noqa: E402
 from evalflow.domain.rollup import rollup  # noqa: E402
 from evalflow.domain.vote import majority_vote  # noqa: E402
-from evalflow.evaluation import (  # noqa: E402
+from evalflow.gates import run_gates  # noqa: E402
+from evalflow.io.evaluation import (  # noqa: E402
     K_RUNS,
     checks_frame,
     open_snapshot,
@@ -48,10 +48,10 @@ from evalflow.evaluation import (  # noqa: E402
     stories_frame,
     verdicts_frame,
 )
-from evalflow.gates import run_gates  # noqa: E402
+from evalflow.io.side_metrics import side_metrics_for_run  # noqa: E402
 from evalflow.judges.heuristic import HeuristicJudge  # noqa: E402
+from evalflow.pipeline.assets.plugins import plugin_tables  # noqa: E402
 from evalflow.repo.diff_surface import unified_diff  # noqa: E402
-from evalflow.side_metrics_io import side_metrics_for_run  # noqa: E402
 from evalflow.storage.catalog import query, refresh_catalog  # noqa: E402
 from evalflow.storage.warehouse import Warehouse  # noqa: E402
 from evalflow_tests.mini_benchmark import make_mini  # noqa: E402
@@ -117,7 +117,9 @@ def demo_split(repeats: int) -> None:
     imports = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import evalflow.definitions"], env=env, check=True)
+        subprocess.run(
+            [sys.executable, "-c", "import evalflow.pipeline.definitions"], env=env, check=True
+        )
         imports.append(time.perf_counter() - start)
     p, d = median(pipeline), median(domain)
     print("1. evalflow demo (3 runs, sequential, in-process executor)")

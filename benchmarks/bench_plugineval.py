@@ -32,7 +32,7 @@ from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.parser import parse_skill
 from evalflow.domain.plugineval.report import batch_dict, report_dict
 from evalflow.domain.plugineval.static import STATIC_TO_DIMENSION, SUB_CHECKS
-from evalflow.plugineval_io import (
+from evalflow.io.plugineval import (
     discover_skills,
     evaluate_path,
     existing_targets,

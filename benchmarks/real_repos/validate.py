@@ -17,7 +17,7 @@ The vendored benchmark (hello_spec_kit) always runs, offline, from its git bundl
 run only when their fetched mirror exists: `--mirror NAME=GIT_DIR`, or
 `EVALFLOW_REAL_REPOS_MIRRORS=DIR` holding `<owner>+<repo>/repo` as the `fetch` tool lays it
 out; otherwise they are skipped with a note. A mirror is never used in place: it is cloned
-with `evalflow.real_repos.safe_clone` (no working tree, no config or hooks of its own). No
+with `evalflow.io.real_repos.safe_clone` (no working tree, no config or hooks of its own). No
 gate runs: the manifests have none, so no code of a fetched repository is executed.
 
 Run from the repository root:
@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from evalflow.errors import EvalflowError, InputError
-from evalflow.real_repos import safe_clone, vendored_checkout
+from evalflow.io.real_repos import safe_clone, vendored_checkout
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -55,7 +55,7 @@ class Benchmark:
     labels: Path
     side_gold: Path
     run_key: str
-    vendored: str | None = None  # name in evalflow.real_repos.VENDORED
+    vendored: str | None = None  # name in evalflow.io.real_repos.VENDORED
     mirror: str | None = None  # "<owner>+<repo>" as laid out by the fetch tool
     pin: str | None = None  # head commit the mirror must contain
 

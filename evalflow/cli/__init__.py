@@ -12,8 +12,9 @@ import sys
 
 import click
 
-from evalflow import __version__, settings
+from evalflow import __version__
 from evalflow.cli.failures import exit_code_for
+from evalflow.io import settings
 
 # Command name → "module:attribute". Modules load on first use, so a light command never pays
 # for Dagster's import time.

@@ -22,7 +22,7 @@ from evalflow.domain.baseline import render_baseline_markdown
 from evalflow.domain.baseline_draft import render_draft
 from evalflow.domain.baseline_lint import lint_baseline, lint_probes
 from evalflow.errors import InputError
-from evalflow.inputs import Benchmark, load_benchmark, lock_path, read_text
+from evalflow.io.inputs import Benchmark, load_benchmark, lock_path, read_text
 
 baseline_argument = click.argument(
     "baseline", type=click.Path(path_type=Path), default="_ac-baseline.yaml"
@@ -194,9 +194,9 @@ def _claude_drafter(
     warehouse: str | None,
     anchors_from: Path | None,
 ):
-    from evalflow import settings
     from evalflow.domain.models import Baseline
-    from evalflow.inputs import read_yaml, validate_model
+    from evalflow.io import settings
+    from evalflow.io.inputs import read_yaml, validate_model
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_drafter import ClaudeDrafter
 

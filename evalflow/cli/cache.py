@@ -14,9 +14,9 @@ from pathlib import Path
 
 import click
 
-from evalflow import settings
 from evalflow.cli.output import emit_json, emit_table
 from evalflow.errors import InputError
+from evalflow.io import settings
 from evalflow.judges.cache import PruneResult, cache_roots, cache_stats, clear, prune
 
 warehouse_option = click.option(
@@ -138,7 +138,7 @@ def prune_command(
         )
     registered = None
     if unregistered_runs:
-        from evalflow.registry import registered_keys
+        from evalflow.io.registry import registered_keys
 
         registered = registered_keys(settings.warehouse(warehouse))
     versions = current_prompt_versions() if other_prompt_versions else None

@@ -16,14 +16,14 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from evalflow import settings
-from evalflow.calibration_io import DEFAULT_SET, CalibrationResult
-from evalflow.calibration_io import calibrate as calibrate_set
 from evalflow.cli.failures import guarded
 from evalflow.domain.rubric.models import LedgerEntry
 from evalflow.errors import EXIT_BELOW_THRESHOLD
+from evalflow.io import settings
+from evalflow.io.calibration import DEFAULT_SET, CalibrationResult
+from evalflow.io.calibration import calibrate as calibrate_set
+from evalflow.io.ledger import DEFAULT_RUBRIC_PATH
 from evalflow.judges.registry import JUDGE_NAMES
-from evalflow.ledger import DEFAULT_RUBRIC_PATH
 
 _FILE = click.Path(path_type=Path, dir_okay=False)
 

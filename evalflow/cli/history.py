@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from evalflow import settings
 from evalflow.cli.output import emit_json, emit_table, records
 from evalflow.errors import InputError
+from evalflow.io import settings
 from evalflow.storage.catalog import catalog_path, query, refresh_catalog
 from evalflow.storage.history import HISTORY_SQL, HISTORY_TABLE
 

@@ -26,7 +26,7 @@ from evalflow.importers.model import (
     render_prd,
 )
 from evalflow.importers.project import Commit, guess_base, guess_gates
-from evalflow.inputs import lock_path
+from evalflow.io.inputs import lock_path
 from evalflow.repo.git import git, require_repo, resolve_commit
 from evalflow.repo.snapshot import load_snapshot
 

@@ -14,7 +14,7 @@ import click
 import yaml
 
 from evalflow.errors import InputError
-from evalflow.inputs import load_benchmark
+from evalflow.io.inputs import load_benchmark
 
 
 @click.group("labels")

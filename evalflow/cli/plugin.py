@@ -44,7 +44,7 @@ from evalflow.domain.plugineval.report import (
     threshold_line,
 )
 from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
-from evalflow.plugineval_io import build_corpus, evaluate_path, load_corpus, write_corpus
+from evalflow.io.plugineval import build_corpus, evaluate_path, load_corpus, write_corpus
 
 
 def _judges(ctx: click.Context) -> Sequence[Any]:
@@ -98,7 +98,7 @@ def _llm(
         _require_key("--mc-backend anthropic")
     if judge != "anthropic" and mc_backend != "anthropic":
         return _Llm()
-    from evalflow import settings
+    from evalflow.io import settings
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.cost import Budget
 

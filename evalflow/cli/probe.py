@@ -18,7 +18,7 @@ import click
 
 from evalflow.cli.output import emit_json
 from evalflow.errors import InputError
-from evalflow.inputs import load_benchmark
+from evalflow.io.inputs import load_benchmark
 
 if TYPE_CHECKING:
     from evalflow.judges.heuristic import ProbeMatch

@@ -80,7 +80,7 @@ class StepProgress:
             self._bar.stop()
 
     def _watch(self) -> None:
-        from evalflow import orchestrate
+        from evalflow.pipeline import orchestrate
 
         try:
             instance = orchestrate.instance(self._root)

@@ -120,8 +120,8 @@ def rag_eval(
     the evidence retriever judges use, on the calibration set's gold file:line evidence.
     """
     if retriever == EVIDENCE:
-        from evalflow.calibration_io import DEFAULT_SET
-        from evalflow.cli.rag_eval_evidence import evidence_report
+        from evalflow.io.calibration import DEFAULT_SET
+        from evalflow.io.rag_eval_evidence import evidence_report
 
         payload = evidence_report(set_dir or DEFAULT_SET, k)
         report = RetrievalReport.model_validate(

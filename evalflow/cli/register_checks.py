@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from evalflow import settings
 from evalflow.errors import InputError
-from evalflow.inputs import load_manifest
-from evalflow.registry import REGISTRY_TABLE
+from evalflow.io import settings
+from evalflow.io.inputs import load_manifest
+from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.repo.git import require_repo, resolve_commit
 
 

@@ -31,7 +31,7 @@ from evalflow.domain.rubric.review_fixtures import (
 )
 from evalflow.domain.rubric.scoring import rubric_problems
 from evalflow.errors import EXIT_BELOW_THRESHOLD, EXIT_INPUT, EvalflowError
-from evalflow.ledger import (
+from evalflow.io.ledger import (
     DEFAULT_RUBRIC_PATH,
     append_entry,
     compare_ledger,
@@ -41,7 +41,7 @@ from evalflow.ledger import (
     now_timestamp,
     record_manual_score,
 )
-from evalflow.review_io import (
+from evalflow.io.review import (
     DEFAULT_TIMEOUT_SECONDS,
     LoadedCases,
     load_cases,

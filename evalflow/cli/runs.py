@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from evalflow import orchestrate, settings
 from evalflow.cli.output import (
     emit_csv,
     emit_json,
@@ -18,7 +17,9 @@ from evalflow.cli.output import (
 from evalflow.cli.progress import StepProgress
 from evalflow.domain.rollup import format_half_up
 from evalflow.errors import InputError
+from evalflow.io import settings
 from evalflow.judges.registry import JudgeName
+from evalflow.pipeline import orchestrate
 from evalflow.storage.catalog import query as run_query
 
 DEMO_BENCHMARK = "trialist"
@@ -26,7 +27,7 @@ DEMO_SUITE = "demo"  # <benchmarks>/_suites/demo.yaml: the demo's PRDs, rated to
 
 
 def _demo_benchmarks() -> list[str]:
-    from evalflow.suites import load_suite
+    from evalflow.io.suites import load_suite
 
     return list(load_suite(DEMO_SUITE).weights)
 
@@ -397,7 +398,7 @@ def demo(
 
     The demo suite (`_suites/demo.yaml`) names its PRDs; its framework-level leaderboard is
     printed above the per-PRD ones."""
-    from evalflow.suites import suite_path
+    from evalflow.io.suites import suite_path
 
     has_suite = suite_path(DEMO_SUITE).is_file()
     manifests = []
@@ -462,7 +463,7 @@ SUITE_TABLES_NEEDED = ("leaderboard", "ac_score", "majority_vote", "run_manifest
 
 def _suite_report(root: str, name: str):
     """(suite, its rating) computed from the warehouse tables, exactly as the asset does."""
-    from evalflow.suites import load_suite, rate_from_tables
+    from evalflow.io.suites import load_suite, rate_from_tables
 
     suite = load_suite(name)
     wh = settings.warehouse(root)

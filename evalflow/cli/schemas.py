@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from evalflow.errors import InputError
-from evalflow.generated import PROJECT_ROOT, stale_files, write_generated
+from evalflow.io.generated import PROJECT_ROOT, stale_files, write_generated
 
 root_option = click.option(
     "--root",

@@ -15,10 +15,10 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from evalflow import settings
 from evalflow.cli.runs import warehouse_option
 from evalflow.errors import InputError
-from evalflow.inputs import load_manifest
+from evalflow.io import settings
+from evalflow.io.inputs import load_manifest
 from evalflow.storage.warehouse import Warehouse
 
 TODO = "TODO"

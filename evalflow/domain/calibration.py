@@ -2,7 +2,7 @@
 mapping (SPEC §3) and the gold-evidence retrieval cases of the evidence retriever (SPEC §4).
 
 Pure: the caller builds the repositories, runs the judge k times and reads the gold files
-(`evalflow.calibration_io`); everything here is arithmetic over what it hands in.
+(`evalflow.io.calibration`); everything here is arithmetic over what it hands in.
 
 A gold label per check: `{verdict: MET|UNMET, evidence: [{path, start_line, end_line}], kind:
 clear|planted|borderline, note}`. `planted` marks a deliberate defect (mock-only test, missing

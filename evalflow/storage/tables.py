@@ -789,7 +789,7 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 
 def columns(table: str, *, stamped: bool = True) -> list[str]:
     """The contract's columns of `table`; `stamped=False` leaves out run_key and fingerprint,
-    which `evalflow.assets.common.stamp` adds to a per-run frame."""
+    which `evalflow.pipeline.assets.common.stamp` adds to a per-run frame."""
     spec = TABLES[table]
     names = spec.columns
     if not stamped and issubclass(spec.model, RunRow):

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from evalflow.cli import main
+from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.judges.cache import ResponseCache, entry_files
-from evalflow.registry import REGISTRY_TABLE
 from evalflow.storage.warehouse import Warehouse
 from evalflow_tests.cli.test_cli_light import run_light
 from evalflow_tests.judges.fake_anthropic import (

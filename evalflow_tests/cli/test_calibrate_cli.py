@@ -9,10 +9,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from evalflow.calibration_io import DEFAULT_SET, CalibrationCase, discover_cases, load_gold
 from evalflow.cli.calibrate import calibrate
 from evalflow.domain.models import Evidence
-from evalflow.ledger import read_entries
+from evalflow.io.calibration import DEFAULT_SET, CalibrationCase, discover_cases, load_gold
+from evalflow.io.ledger import read_entries
 
 
 @pytest.fixture(scope="module")

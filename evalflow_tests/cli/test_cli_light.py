@@ -13,10 +13,10 @@ import click
 import pytest
 from rich.console import Console
 
-from evalflow import settings
 from evalflow.cli import COMMANDS, SUMMARIES, cli
 from evalflow.cli.output import emit_table
 from evalflow.errors import InputError
+from evalflow.io import settings
 from evalflow_tests.conftest import DEMO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def test_evalflow_dagster_home_gets_a_quiet_dagster_yaml(warehouse_dir: Path) ->
     home = settings.dagster_home()
     assert home == warehouse_dir.resolve() / "dagster_home"
     assert (home / "dagster.yaml").read_text() == settings.DAGSTER_YAML_TEXT
-    from evalflow import orchestrate
+    from evalflow.pipeline import orchestrate
 
     assert orchestrate.instance(str(warehouse_dir)).get_settings("telemetry") == {"enabled": False}
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from evalflow import settings
 from evalflow.cli import main
+from evalflow.io import settings
 from evalflow.storage.catalog import query
 
 # speckit misses one e2e assertion; kiro misses S3-AC2, the configurable channel and every

@@ -15,10 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from evalflow import orchestrate, settings
 from evalflow.cli import main
 from evalflow.errors import InputError, InternalError
+from evalflow.io import settings
 from evalflow.judges.anthropic_judge import ClaudeSettings
+from evalflow.pipeline import orchestrate
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALFLOW = [sys.executable, "-c", "import sys; from evalflow.cli import main; main(sys.argv[1:])"]

@@ -145,7 +145,7 @@ def test_baseline_priority_map_key_weighs_the_prd_everywhere(tmp_path: Path, cap
     code, stdout, err = run_cli(capsys, "baseline", "check", str(baseline), "--json")
     assert code == 0, err
     assert yaml.safe_load(stdout)["assumed_priorities"] == ["US4"]
-    from evalflow.inputs import load_benchmark
+    from evalflow.io.inputs import load_benchmark
 
     stories = load_benchmark(baseline).prd.stories
     assert [(s.id, s.priority) for s in stories] == [

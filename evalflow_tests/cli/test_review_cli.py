@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from evalflow.cli.review import ledger_group, review_eval_command, rubric_group
 from evalflow.errors import InputError
-from evalflow.ledger import PROJECT_ROOT, append_entry, load_rubric, read_entries
+from evalflow.io.ledger import PROJECT_ROOT, append_entry, load_rubric, read_entries
 from evalflow_tests.domain.rubric.helpers import entry
 
 FIXTURES = PROJECT_ROOT / "data" / "review_fixtures"

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from evalflow.cli import main
-from evalflow.ledger import read_entries
+from evalflow.io.ledger import read_entries
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -51,7 +51,7 @@ def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, cap
     manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
     # `evalflow register` refuses the ghost up front; a repository that disappears after
     # registration is what a run must survive, so register through the library.
-    from evalflow import orchestrate
+    from evalflow.pipeline import orchestrate
 
     orchestrate.register(str(warehouse_dir), [Path(m) for m in manifests])
     code, out, err = run_cli(capsys, "materialize", "--workers", "2")
@@ -70,7 +70,7 @@ def test_a_lone_failed_run_leaves_the_ranking_empty_not_failed(
     ghost.update({"framework": "ghost", "source": None, "repo": str(mini / "no-such-repo")})
     path = mini / "runs" / "ghost.yaml"
     path.write_text(yaml.safe_dump(ghost))
-    from evalflow import orchestrate
+    from evalflow.pipeline import orchestrate
 
     orchestrate.register(str(warehouse_dir), [path])
     code, _, err = run_cli(capsys, "materialize", "--workers", "1")

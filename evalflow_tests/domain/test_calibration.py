@@ -23,7 +23,7 @@ from evalflow.domain.retrieval.evidence import EvidenceRetriever
 from evalflow.domain.rubric.models import Rubric
 from evalflow.domain.rubric.scoring import weighted_total
 from evalflow.errors import InputError
-from evalflow.ledger import load_rubric, validate_entry_document
+from evalflow.io.ledger import load_rubric, validate_entry_document
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import yaml
 from evalflow.domain.models import GateSettings
 from evalflow.errors import InputError
 from evalflow.gates import gate_limits
-from evalflow.inputs import BENCHMARK_SETTINGS, load_gate_defaults, load_manifest
+from evalflow.io.inputs import BENCHMARK_SETTINGS, load_gate_defaults, load_manifest
 
 MANIFEST = {
     "benchmark": "b",

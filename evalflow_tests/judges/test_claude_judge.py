@@ -12,7 +12,13 @@ import pytest
 
 from evalflow.domain.models import Anchor
 from evalflow.domain.vote import majority_vote
-from evalflow.evaluation import K_RUNS, open_snapshot, prepare_run, score_run, verdicts_frame
+from evalflow.io.evaluation import (
+    K_RUNS,
+    open_snapshot,
+    prepare_run,
+    score_run,
+    verdicts_frame,
+)
 from evalflow.judges.anthropic_judge import (
     DEFAULT_MODEL,
     ClaudeJudge,

@@ -16,6 +16,7 @@ from evalflow.domain.plugineval.parser import parse_skill
 from evalflow.domain.plugineval.report import report_dict
 from evalflow.domain.plugineval.router import DISTRACTORS
 from evalflow.domain.plugineval.static import StaticResult, analyze_static
+from evalflow.io.plugineval import evaluate_path, existing_targets, read_skill_files
 from evalflow.judges.anthropic_judge import ClaudeSettings
 from evalflow.judges.claude_mc import (
     MAX_CATALOGUE,
@@ -26,7 +27,6 @@ from evalflow.judges.claude_mc import (
     build_catalogue,
 )
 from evalflow.judges.cost import Budget
-from evalflow.plugineval_io import evaluate_path, existing_targets, read_skill_files
 from evalflow_tests.judges.fake_anthropic import (
     TEST_KEY,
     TEST_PRICES,

@@ -14,7 +14,7 @@ import pytest
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.judge_layer import JudgeInput
 from evalflow.domain.plugineval.parser import parse_skill
-from evalflow.plugineval_io import (
+from evalflow.io.plugineval import (
     MAX_FILE_BYTES,
     MAX_SKILL_BYTES,
     evaluate_path,

@@ -16,13 +16,13 @@ import polars as pl
 import pyarrow.dataset as ds
 import pytest
 
-from evalflow.assets import cross_run_assets, harness_assets, per_run_assets
-from evalflow.assets.partitions import evaluations
-from evalflow.registry import register_manifest
-from evalflow.resources import EvalflowResource
+from evalflow.io.registry import register_manifest
+from evalflow.pipeline.assets import cross_run_assets, harness_assets, per_run_assets
+from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.io_manager import ParquetIOManagerFactory
+from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.arrow import TableContractError, _optional, duckdb_type
 from evalflow.storage.catalog import catalog_path, query, refresh_catalog
-from evalflow.storage.io_manager import ParquetIOManagerFactory
 from evalflow.storage.tables import TABLES, TableSpec
 from evalflow.storage.warehouse import Warehouse
 

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from evalflow.assets import asset_checks, per_run_assets
-from evalflow.assets.partitions import evaluations
 from evalflow.cli import main
-from evalflow.ledger import ledger_path_for, load_rubric, read_ledger_frame
-from evalflow.registry import register_manifest
-from evalflow.resources import EvalflowResource
+from evalflow.io.ledger import ledger_path_for, load_rubric, read_ledger_frame
+from evalflow.io.registry import register_manifest
+from evalflow.pipeline.assets import asset_checks, per_run_assets
+from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.io_manager import ParquetIOManagerFactory
+from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.catalog import catalog_path, query, refresh_catalog
 from evalflow.storage.history import HISTORY_TABLE, record_evaluation
-from evalflow.storage.io_manager import ParquetIOManagerFactory
 from evalflow.storage.warehouse import Warehouse
 
 KEY = "mini.good.r1"

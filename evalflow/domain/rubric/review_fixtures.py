@@ -1,7 +1,7 @@
 """Scoring a code reviewer against River Review fixtures (`cases.json`), SPEC §3.
 
 A case is a diff plus expectations; the reviewer's findings for it are judged here. Inputs are
-already loaded (`evalflow.review_io` reads the files or runs the reviewer command).
+already loaded (`evalflow.io.review` reads the files or runs the reviewer command).
 
 Case format (River Review's, camelCase): `{name, phase?, diffFile, planSkills[], mustInclude[],
 expectNoFindings?, minFindings?, maxFindings?}` plus one evalflow extension, `expectSeverity?`

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalflow.domain.plugineval.evaluate import EvalOptions
-from evalflow.plugineval_io import evaluate_path
+from evalflow.io.plugineval import evaluate_path
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "plugineval_public"
 OUTPUTS = sorted((FIXTURE / "public_outputs").glob("*.json"))

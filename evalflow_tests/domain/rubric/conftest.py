@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalflow.domain.rubric.models import Rubric
-from evalflow.ledger import load_rubric
+from evalflow.io.ledger import load_rubric
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from evalflow.domain.rubric.schemas import (
     render_schema,
     schema_documents,
 )
-from evalflow.ledger import SCHEMAS_DIR
+from evalflow.io.ledger import SCHEMAS_DIR
 
 
 def test_checked_in_schemas_are_current() -> None:

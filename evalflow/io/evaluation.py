@@ -1,0 +1,297 @@
+"""The steps of one framework-run evaluation, shared by the CLI and the Dagster assets.
+
+prepare (manifest → resolved commits, baseline, diff surface, fingerprint) → snapshot →
+k scoring runs through a judge and the shared validator → majority vote → roll-up. Each step
+is a plain function over plain values so an asset can call exactly one of them.
+
+Two guards live here because every judge passes through them:
+- a scoring run in which the judge failed on every call (each verdict UNSCORED with the
+  judge's error as its reason: auth, quota, network) is an error, never a run of UNSCORED
+  checks that looks like an evaluation (`JudgeFailedError`, exit 2);
+- the comparability key: runs are ranked together only when baseline hash, judge id,
+  judge model and prompt version are equal (`comparability`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalflow import __version__
+from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
+from evalflow.errors import EvalflowError, InputError
+from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
+from evalflow.io.side_metrics import elicitation_files_digest
+from evalflow.judges.base import Judge, JudgeRequest
+from evalflow.judges.cost import UsageRecord
+from evalflow.judges.validator import validate_verdict
+from evalflow.repo.builder import build_repo
+from evalflow.repo.diff_surface import DiffFile, diff_surface
+from evalflow.repo.git import require_repo, resolve_commit
+from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
+
+K_RUNS = 3
+# The reasons `evalflow.judges.anthropic_judge.failure_reason` gives a check whose model call
+# failed (a test pins them): such an UNSCORED verdict says nothing about the code.
+JUDGE_ERROR_PREFIXES = ("API failure:", "judge error:")
+
+
+class JudgeFailedError(EvalflowError):
+    """The judge failed on every call of a scoring run: nothing was judged (exit 2)."""
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    manifest: RunManifest
+    manifest_path: Path
+    benchmark: Benchmark
+    repo: Path
+    base_sha: str
+    head_sha: str
+    worktree: bool
+    diff: tuple[DiffFile, ...]
+
+    @property
+    def run_key(self) -> str:
+        return self.manifest.run_key
+
+    @property
+    def diff_paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.diff if f.status != "deleted")
+
+    def resolve(self, value: str) -> Path:
+        return (self.manifest_path.parent / value).resolve()
+
+
+def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
+    """Load and resolve everything one run needs; every failure is a one-line InputError."""
+    loaded = load_manifest(manifest_path)
+    manifest = loaded.manifest
+    benchmark = load_benchmark(loaded.resolve(manifest.baseline))
+    if benchmark.baseline.benchmark != manifest.benchmark:
+        raise InputError(
+            f"manifest benchmark {manifest.benchmark!r} differs from the baseline's "
+            f"{benchmark.baseline.benchmark!r}",
+            where=str(manifest_path),
+            fix="point 'baseline' at this benchmark's _ac-baseline.yaml",
+        )
+    if manifest.source is not None:
+        repo = build_repo(loaded.resolve(manifest.source), warehouse / "repos" / manifest.run_key)
+    else:
+        repo = require_repo(loaded.resolve(manifest.repo or ""))
+    base_sha = resolve_commit(repo, manifest.base)
+    worktree = manifest.head == WORKTREE
+    head_sha = resolve_commit(repo, "HEAD" if worktree else manifest.head)
+    surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
+    return PreparedRun(
+        manifest, loaded.path, benchmark, repo, base_sha, head_sha, worktree, tuple(surface)
+    )
+
+
+def open_snapshot(prepared: PreparedRun) -> RepoSnapshot:
+    if prepared.worktree:
+        return load_worktree_snapshot(prepared.repo, prepared.head_sha)
+    return load_snapshot(prepared.repo, prepared.head_sha)
+
+
+def _inputs(
+    benchmark: Benchmark, framework: str, base_sha: str, head_sha: str, worktree: bool
+) -> dict[str, Any]:
+    """What the evaluated run brings: PRD, baseline, commits, elicitation files and k."""
+    return {
+        "prd": hashlib.sha256(benchmark.prd_text.encode()).hexdigest(),
+        "baseline": benchmark.baseline_sha256,
+        "base": base_sha,
+        "head": head_sha + (f"+{WORKTREE}" if worktree else ""),
+        "elicitation": elicitation_files_digest(benchmark.baseline_path.parent, framework),
+        "k": K_RUNS,
+    }
+
+
+def _digest(material: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
+    """sha256 over everything that can change a Final (DESIGN.md "Reproducibility"): the
+    run's inputs, the judge's settings and evalflow's version."""
+    inputs = _inputs(
+        prepared.benchmark,
+        prepared.manifest.framework,
+        prepared.base_sha,
+        prepared.head_sha,
+        prepared.worktree,
+    )
+    return _digest({**inputs, "judge": judge.fingerprint_fields(), "evalflow": __version__})
+
+
+def inputs_fingerprint(
+    benchmark: Benchmark, framework: str, base_sha: str, head_sha: str, worktree: bool
+) -> str:
+    """sha256 over the run's inputs alone (no judge, no evalflow version): equal for two
+    evaluations of the same code against the same PRD, whoever judged them."""
+    return _digest(_inputs(benchmark, framework, base_sha, head_sha, worktree))
+
+
+def judge_prompt_version(judge: Judge) -> str | None:
+    """The version of the judge's instructions, read from its fingerprint fields:
+    `prompt_version` (Claude) or `version` (the heuristic's rules); a composite judge
+    (hybrid) joins its parts'. A labels file has none: the labels are the verdicts."""
+
+    def versions(fields: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+        for name in sorted(fields):
+            value = fields[name]
+            if isinstance(value, dict):
+                found += versions(value)
+            elif name in ("prompt_version", "version") and value is not None:
+                found.append(str(value))
+        return found
+
+    return "+".join(versions(judge.fingerprint_fields())) or None
+
+
+def comparability(baseline_sha256: str, judge: Judge) -> tuple[str | None, str]:
+    """(prompt version, comparability key): the key is sha256 (16 hex) over the baseline
+    hash, judge id, judge model and prompt version — what must be equal to rank runs.
+
+    The judge id enters as its backend (the part before ":"): the rest is the model, which
+    enters on its own, or a labels file's name, which differs per run by design (one
+    adjudicated labels file per run) and says nothing about how the verdicts were made."""
+    version = judge_prompt_version(judge)
+    parts = [baseline_sha256, judge.judge_id.split(":", 1)[0], judge.model, version]
+    return version, hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def judge_failure(verdicts: list[Verdict]) -> str | None:
+    """The judge's error when every verdict is UNSCORED because its call failed, else None."""
+    if verdicts and all(
+        v.status == "UNSCORED" and v.rationale.startswith(JUDGE_ERROR_PREFIXES) for v in verdicts
+    ):
+        return " ".join(verdicts[0].rationale.split())  # one line, whatever the API said
+    return None
+
+
+def score_run(
+    prepared: PreparedRun, judge: Judge, run: int, snapshot: RepoSnapshot
+) -> list[Verdict]:
+    """Scoring run `run` (1..k): the judge's verdicts after the shared validator.
+
+    Raises JudgeFailedError (one line: the judge's first error) when the judge failed on
+    every check, so the run is neither stored as scored nor ranked."""
+    request = JudgeRequest(
+        run_key=prepared.run_key,
+        run=run,
+        checks=tuple(prepared.benchmark.baseline.checks()),
+        snapshot=snapshot,
+        diff_paths=prepared.diff_paths,
+        anchors=prepared.benchmark.baseline.anchors,
+        test_levels=prepared.benchmark.baseline.test_levels,
+        author_model=prepared.manifest.author_model,
+    )
+    verdicts = judge.score(request)
+    expected = {check.id for _, check in request.checks}
+    got = [v.check_id for v in verdicts]
+    if sorted(got) != sorted(expected):
+        raise InputError(
+            f"judge {judge.judge_id} returned verdicts for {len(set(got))} of "
+            f"{len(expected)} checks",
+            where=prepared.run_key,
+        )
+    error = judge_failure(verdicts)
+    if error is not None:
+        raise JudgeFailedError(
+            f"judge {judge.judge_id} failed on all {len(verdicts)} checks of scoring run "
+            f"{run}: {error}",
+            where=prepared.run_key,
+            fix="check the judge's API key, quota and network, then rerun",
+        )
+    diff = set(prepared.diff_paths)
+    return [validate_verdict(v, snapshot, diff) for v in verdicts]
+
+
+def checks_frame(baseline: Baseline) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "check_id": check.id,
+                "ac_id": ac.id,
+                "kind": check.kind,
+                "level": check.level,
+                "outcome": check.outcome,
+                "wiring": check.wiring,
+                "proposition": check.proposition,
+                "has_probes": bool(check.probes),
+            }
+            for ac, check in baseline.checks()
+        ]
+    )
+
+
+def stories_frame(prd: PRD) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "ac_id": ac.id,
+                "story_id": story.id,
+                "priority": story.priority,
+                "assumed": story.assumed,
+            }
+            for story in prd.stories
+            for ac in story.acs
+        ]
+    )
+
+
+def verdicts_frame(
+    run_key: str, verdicts: list[Verdict], usage: list[UsageRecord] = ()
+) -> pd.DataFrame:
+    """One row per verdict; evidence, searches and the judge's model calls as JSON text
+    (DuckDB reads it with ->>), plus the calls' token and dollar totals per check."""
+    calls: dict[str, list[UsageRecord]] = {}
+    for record in usage:
+        calls.setdefault(record.check_id, []).append(record)
+
+    def spent(check_id: str) -> dict[str, Any]:
+        mine = calls.get(check_id, [])
+        return {
+            "api_calls": sum(not r.cached for r in mine),
+            "input_tokens": sum(r.input_tokens for r in mine),
+            "output_tokens": sum(r.output_tokens for r in mine),
+            "cache_read_tokens": sum(r.cache_read_tokens for r in mine),
+            "cache_write_tokens": sum(r.cache_write_tokens for r in mine),
+            "cost_usd": sum(r.usd for r in mine),
+            "spent_usd": sum(r.usd for r in mine if not r.cached),
+            "usage": json.dumps([r.model_dump(mode="json") for r in mine]),
+        }
+
+    rows: list[dict[str, Any]] = [
+        {
+            "run_key": run_key,
+            "check_id": v.check_id,
+            "run": v.run,
+            "status": v.status,
+            "judge_id": v.judge_id,
+            "evidence": json.dumps([e.model_dump(mode="json") for e in v.evidence]),
+            "evidence_refs": ", ".join(e.ref() for e in v.evidence),
+            "searches": json.dumps([s.model_dump(mode="json") for s in v.searches]),
+            "n_searches": len(v.searches),
+            "rationale": v.rationale,
+            "flags": ",".join(v.flags),
+            **spent(v.check_id),
+        }
+        for v in verdicts
+    ]
+    return pd.DataFrame(rows)
+
+
+def diff_frame(prepared: PreparedRun) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"run_key": prepared.run_key, **f.model_dump()} for f in prepared.diff],
+        columns=["run_key", "path", "status", "old_path", "added_lines", "deleted_lines", "binary"],
+    )

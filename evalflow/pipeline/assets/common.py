@@ -1,0 +1,121 @@
+"""What every per-run asset needs: its partition's manifest, prepared, and shared metadata.
+
+Metadata follows Dagster's conventions: `dagster/row_count` and `dagster/column_schema` (built
+from the table contracts in `evalflow.storage.tables`) on every warehouse output, `kinds` for
+the catalog's icons. Per-run outputs carry the run's fingerprint as their data version and
+evalflow's version as their code version, which is how `evalflow.pipeline.assets.freshness` tells an
+unchanged run from a stale one.
+"""
+
+import warnings
+from functools import cache, partial
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin
+
+import dagster as dg
+import pandas as pd
+
+from evalflow import __version__
+from evalflow.io.evaluation import PreparedRun, prepare_run
+from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
+from evalflow.io.registry import manifest_for
+from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.resources import EvalflowResource
+from evalflow.storage.tables import TABLES
+
+# `Output(data_version=...)` is a Dagster beta parameter; it is how incremental re-evaluation
+# knows a run is unchanged (docs/scaling.md, "Dagster preview and beta features"). Silenced
+# because it is printed on every run.
+warnings.filterwarnings("ignore", category=dg.BetaWarning, message=".*data_version.*")
+
+IO = "warehouse_io"
+GROUP = "evaluation"
+# Every warehouse table is a Parquet part written by Python and a view in the DuckDB catalog.
+KINDS = {"python", "parquet", "duckdb"}
+# The fingerprint covers evalflow's version too; the code version makes it visible in Dagster.
+CODE_VERSION = __version__
+# The decorator of a plain per-run asset: one warehouse part per `evaluations` partition.
+per_run_asset = partial(
+    dg.asset,
+    partitions_def=evaluations,
+    io_manager_key=IO,
+    group_name=GROUP,
+    code_version=CODE_VERSION,
+    kinds=KINDS,
+)
+# Run tag of a run the manifest sensor requested: its manifest, registered when the run starts.
+MANIFEST_TAG = "evalflow/manifest"
+
+
+def prepare(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> PreparedRun:
+    warehouse = evalflow.get_warehouse()
+    return prepare_run(manifest_for(warehouse, context.partition_key), warehouse.workdir)
+
+
+def stamp(frame: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
+    """Every row carries its run's run_key and fingerprint (DESIGN "Reproducibility")."""
+    out = frame.copy()
+    out["run_key"] = run_manifest["run_key"].iloc[0]
+    out["fingerprint"] = run_manifest["fingerprint"].iloc[0]
+    front = ["run_key", "fingerprint"]
+    return out[front + [c for c in out.columns if c not in front]]
+
+
+def benchmark(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> Benchmark:
+    """The partition's PRD and frozen baseline, without touching its repository."""
+    loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
+    return load_benchmark(loaded.resolve(loaded.manifest.baseline))
+
+
+def _column_type(annotation: Any) -> str:
+    """The contract's Python annotation in the SQL spelling of docs/tables.md."""
+    if get_origin(annotation) in (Union, UnionType):
+        return " | ".join(_column_type(a) for a in get_args(annotation) if a is not NoneType)
+    if get_origin(annotation) is list:
+        return f"{_column_type(get_args(annotation)[0])}[]"
+    names = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+@cache
+def column_schema(table: str) -> dg.TableSchema:
+    """The table contract's columns as Dagster's `dagster/column_schema`."""
+    fields = TABLES[table].model.model_fields.items()
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(
+                name,
+                type=_column_type(field.annotation),
+                description=field.description,
+                constraints=dg.TableColumnConstraints(
+                    nullable=NoneType in get_args(field.annotation)
+                ),
+            )
+            for name, field in fields
+        ]
+    )
+
+
+def table_metadata(table: str, frame: pd.DataFrame) -> dict[str, Any]:
+    return {"dagster/row_count": len(frame), "dagster/column_schema": column_schema(table)}
+
+
+def run_output(
+    table: str,
+    frame: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    metadata: dict[str, Any] | None = None,
+    *,
+    multi: bool = False,
+) -> dg.Output:
+    """A per-run output: its table metadata, and the run's fingerprint as data version (also
+    for an empty table, which has no row to carry it).
+
+    `multi`: the output of a multi-asset, named after its table (a plain asset's is `result`).
+    """
+    return dg.Output(
+        frame,
+        output_name=table if multi else "result",
+        data_version=dg.DataVersion(str(run_manifest["fingerprint"].iloc[0])),
+        metadata={**table_metadata(table, frame), **(metadata or {})},
+    )

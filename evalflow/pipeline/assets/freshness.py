@@ -1,0 +1,151 @@
+"""Which per-run assets of a partition are stale, so an unchanged run is never scored again.
+
+Every per-run output records evalflow's version as its code version and the run's
+fingerprint (PRD, baseline, commits, judge and prompt, elicitation files, evalflow version:
+`evaluation.fingerprint`) as its data version. An asset is *fresh* for a partition when its
+latest materialisation in the Dagster instance carries the current fingerprint and code
+version and its warehouse part still exists; otherwise it is stale, and so is everything
+downstream of it. Dagster's in-process execution runs every step it is given, so the CLI,
+the nightly schedule and the manifest sensor give it only the stale ones (`stale_keys`).
+
+One exception keeps the numbers honest: a run left incomplete (unscored checks) by a
+non-deterministic judge is always stale, because its gaps may come from a spent budget or a
+failed API call that a new attempt can fill; a deterministic judge would leave the same gaps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import dagster as dg
+from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
+from dagster._core.events import DagsterEventType
+
+from evalflow.errors import EvalflowError
+from evalflow.io import settings
+from evalflow.io.evaluation import fingerprint, prepare_run
+from evalflow.io.ledger import ledger_path_for
+from evalflow.io.registry import REGISTRY_TABLE
+from evalflow.io.suites import SUITES_DIR
+from evalflow.pipeline.assets import cross_run_assets, per_run_assets
+from evalflow.pipeline.assets.common import CODE_VERSION
+from evalflow.pipeline.resources import EvalflowResource
+from evalflow.storage.warehouse import Warehouse
+
+PER_RUN_KEYS = sorted(key for a in per_run_assets for key in a.keys)
+CROSS_RUN_KEYS = sorted(key for a in cross_run_assets for key in a.keys)
+# The per-run tables the cross-run assets read (ledger_entry reads the ledger file instead).
+RANK_INPUTS = sorted({k for a in cross_run_assets for k in a.dependency_keys} & set(PER_RUN_KEYS))
+# Tag of a `rank_runs` run: the `rank_inputs_version` it ranked.
+RANK_INPUTS_TAG = "evalflow/rank_inputs"
+
+
+def current_fingerprint(evalflow: EvalflowResource, manifest_path: Path) -> str:
+    """The fingerprint a run of this manifest would record now (reads only)."""
+    prepared = prepare_run(manifest_path, evalflow.get_warehouse().workdir)
+    return fingerprint(prepared, evalflow.get_judge(prepared.manifest.judge))
+
+
+def _fresh(
+    instance: dg.DagsterInstance,
+    warehouse: Warehouse,
+    key: dg.AssetKey,
+    partition: str,
+    expected: str,
+    code_version: str | None,
+) -> bool:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
+    ).records
+    if not records or records[0].asset_materialization is None:
+        return False
+    tags = records[0].asset_materialization.tags or {}
+    return (
+        tags.get(DATA_VERSION_TAG) == expected
+        and tags.get(CODE_VERSION_TAG) == code_version
+        and warehouse.has(key.path[-1], partition)
+    )
+
+
+def _retry_incomplete(warehouse: Warehouse, partition: str) -> bool:
+    if not (warehouse.has("final_score", partition) and warehouse.has("run_manifest", partition)):
+        return True
+    final = warehouse.read("final_score", partition).iloc[0]
+    manifest = warehouse.read("run_manifest", partition).iloc[0]
+    return not bool(final["complete"]) and not bool(manifest["judge_deterministic"])
+
+
+def _downstream(stale: set[dg.AssetKey]) -> set[dg.AssetKey]:
+    """`stale` with everything that reads it, a multi-asset always whole (one step)."""
+    closed = set(dg.AssetSelection.assets(*stale).downstream().resolve(per_run_assets))
+    return {k for a in per_run_assets if closed & set(a.keys) for k in a.keys}
+
+
+def stale_keys(
+    instance: dg.DagsterInstance,
+    evalflow: EvalflowResource,
+    partition: str,
+    manifest_path: Path,
+) -> list[dg.AssetKey]:
+    """The per-run assets to materialise for `partition` (sorted; empty when all are fresh).
+
+    Every asset is stale when the partition is not registered to `manifest_path` yet or its
+    fingerprint cannot be computed: the run itself registers or reports the error."""
+    warehouse = evalflow.get_warehouse()
+    registered = (
+        warehouse.has(REGISTRY_TABLE, partition)
+        and Path(warehouse.read(REGISTRY_TABLE, partition)["manifest_path"].iloc[0]).resolve()
+        == Path(manifest_path).resolve()
+    )
+    try:
+        expected = current_fingerprint(evalflow, manifest_path) if registered else None
+    except EvalflowError:
+        expected = None
+    if expected is None or _retry_incomplete(warehouse, partition):
+        return list(PER_RUN_KEYS)
+    stale = {
+        key
+        for a in per_run_assets
+        for key in a.keys
+        if not _fresh(instance, warehouse, key, partition, expected, a.code_versions_by_key[key])
+    }
+    return sorted(_downstream(stale)) if stale else []
+
+
+def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> str:
+    """What the cross-run tables are computed from: the latest materialisation of each per-run
+    table they read, in every partition, the ledger's and the suite files' bytes and the code
+    version."""
+    storage = instance.event_log_storage
+    material: dict[str, object] = {
+        key.to_user_string(): dict(
+            storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION)
+        )
+        for key in RANK_INPUTS
+    }
+    ledger = ledger_path_for(warehouse.workdir)
+    material["ledger"] = (
+        hashlib.sha256(ledger.read_bytes()).hexdigest() if ledger.is_file() else None
+    )
+    # The suite assets also read the suite files, which live outside Dagster.
+    material["suites"] = {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((settings.benchmarks_root() / SUITES_DIR).glob("*.yaml"))
+    }
+    material["code_version"] = CODE_VERSION
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def rank_is_fresh(instance: dg.DagsterInstance, warehouse: Warehouse, version: str) -> bool:
+    """A successful `rank_runs` run already ranked exactly these inputs and its tables exist."""
+    ranked = instance.get_runs(
+        filters=dg.RunsFilter(
+            job_name="rank_runs",
+            statuses=[dg.DagsterRunStatus.SUCCESS],
+            tags={RANK_INPUTS_TAG: version},
+        ),
+        limit=1,
+    )
+    return bool(ranked) and all(warehouse.has(key.path[-1]) for key in CROSS_RUN_KEYS)

@@ -1,0 +1,227 @@
+"""Asset `leaderboard`: every evaluated run of every benchmark, best first, with confidence.
+
+Runs are ranked only against comparable runs: one *ranking group* is one benchmark and one
+comparability key (baseline hash, judge id, judge model, prompt version), so a heuristic
+run and a Claude-judged run are never in one order; each group is its own table with its
+own ranks, and the leaderboard carries the key and its parts so mixing is never silent.
+Within a group: rank by Adjusted Final when a gate failed, else Final; ties by Final, then
+run key. Beside the score: the Monte Carlo CI of Final, whether the gap to the next run is
+within judge noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto
+frontier. A run that is not rankable is still listed, below the ranked runs of its group,
+with `rank` NULL and the reason: an undetermined Final ("incomplete: N checks unscored",
+with its bounds) or a score older than the run's current inputs ("stale": its last scoring
+failed or was never rerun).
+"""
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.domain.ranking.pareto import pareto_frontier
+from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
+from evalflow.storage.tables import columns
+
+
+def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
+    """What scoring cost per run and scoring run, from the verdict rows' usage totals."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=columns("judge_cost"))
+    sums = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
+            "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
+    totals = (
+        verdicts.groupby(["run_key", "run", "judge_id"], sort=True)
+        .agg(checks=("check_id", "size"), **{c: (c, "sum") for c in sums})
+        .reset_index()
+    )
+    totals = totals.merge(run_manifest[["run_key", "benchmark"]], on="run_key", how="inner")
+    return totals[columns("judge_cost")]
+
+
+@dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
+def judge_cost(
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+) -> dg.Output:
+    """Judge spend (calls, tokens, dollars) per run and scoring run; sum it per benchmark."""
+    verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
+    frame = judge_costs(verdicts, run_manifest)
+    return dg.Output(frame, metadata=table_metadata("judge_cost", frame))
+
+
+GROUP_KEYS = ["benchmark", "comparability_key"]
+
+
+def not_ranked_reasons(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.Series:
+    """run_key → why the run is not ranked (None when it is)."""
+    current = run_manifest.set_index("run_key")["fingerprint"]
+    reasons = []
+    for row in final_score.itertuples(index=False):
+        if current.get(row.run_key) != row.fingerprint:
+            reasons.append("stale: scored with older inputs than its manifest (score it again)")
+        elif not row.complete:
+            reasons.append(f"incomplete: {int(row.n_unscored)} checks unscored")
+        else:
+            reasons.append(None)
+    return pd.Series(reasons, index=final_score["run_key"].to_numpy(), dtype="object")
+
+
+def rankable_runs(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> list[str]:
+    """The runs the ranking assets may use: a determined Final from the current inputs."""
+    reasons = not_ranked_reasons(final_score, run_manifest)
+    return sorted(reasons.index[reasons.isna()])
+
+
+def _ratings(board: pd.DataFrame, elo_bootstrap: pd.DataFrame) -> pd.DataFrame:
+    bt = elo_bootstrap[elo_bootstrap["method"] == "bradley_terry"]
+    # Player names as `form_matches` gave them: the framework, or the run key when the
+    # framework has several ranked runs in the group.
+    ranked = board["ranked"]
+    runs_per_framework = (
+        board[ranked].groupby([*GROUP_KEYS, "framework"])["run_key"].transform("size")
+    )
+    player = board.loc[ranked, "framework"].where(runs_per_framework == 1, board["run_key"])
+    keyed = board.assign(player=player.reindex(board.index))
+    rated = keyed.merge(
+        bt[[*GROUP_KEYS, "player", "rating", "ci_low", "ci_high", "separability"]],
+        on=[*GROUP_KEYS, "player"],
+        how="left",
+    )
+    return rated.rename(columns={"ci_low": "rating_ci_low", "ci_high": "rating_ci_high"})
+
+
+def _noise_to_next(board: pd.DataFrame, final_pair: pd.DataFrame) -> pd.Series:
+    noisy = {
+        frozenset((row.a, row.b)): bool(row.within_noise)
+        for row in final_pair.itertuples(index=False)
+    }
+    ranked = board[board["ranked"]]
+    nxt = ranked.groupby(GROUP_KEYS)["run_key"].shift(-1).reindex(board.index)
+    return pd.Series(
+        [
+            noisy.get(frozenset((run, following))) if isinstance(following, str) else None
+            for run, following in zip(board["run_key"], nxt, strict=True)
+        ],
+        index=board.index,
+        dtype="object",
+    )
+
+
+def effective_costs(board: pd.DataFrame) -> pd.DataFrame:
+    """Pareto input: the score a run is ranked by (Adjusted Final when a gate failed)."""
+    return pd.DataFrame(
+        {
+            "run_key": board["run_key"],
+            "final": board["adjusted_final"].fillna(board["final"]),
+            "framework_cost_usd": board["framework_cost_usd"],
+            "judge_cost_usd": board["judge_cost_usd"],
+        }
+    )
+
+
+def _frontier(board: pd.DataFrame) -> pd.DataFrame:
+    """total cost and frontier membership, computed within each ranking group (ranked runs
+    only: an undetermined Final has no place on the Final axis)."""
+    parts = [
+        pareto_frontier(group[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])
+        for _, group in board[board["ranked"]].groupby(GROUP_KEYS, sort=True)
+    ]
+    if not parts:
+        return pd.DataFrame(columns=["run_key", "total_cost_usd", "on_frontier"])
+    return pd.concat(parts, ignore_index=True)[["run_key", "total_cost_usd", "on_frontier"]]
+
+
+def build_leaderboard(
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    elo_bootstrap: pd.DataFrame,
+    final_uncertainty: pd.DataFrame,
+    final_pair: pd.DataFrame,
+    judge_cost: pd.DataFrame,
+) -> pd.DataFrame:
+    if final_score.empty:
+        return pd.DataFrame(columns=columns("leaderboard"))
+    manifest = run_manifest[
+        ["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id", "judge_model",
+         "judge_prompt_version"]
+    ]  # fmt: skip
+    board = final_score.merge(manifest, on="run_key", how="inner")
+    reasons = not_ranked_reasons(final_score, run_manifest)
+    board["not_ranked_reason"] = board["run_key"].map(reasons)
+    board["ranked"] = board["not_ranked_reason"].isna()
+    board["effective"] = board["adjusted_final"].fillna(board["final"])
+    board = board.sort_values(
+        [*GROUP_KEYS, "ranked", "effective", "final", "final_upper", "run_key"],
+        ascending=[True, True, False, False, False, False, True],
+        na_position="last",
+        ignore_index=True,
+    )
+    ranks = board[board["ranked"]].groupby(GROUP_KEYS).cumcount() + 1
+    board["rank"] = ranks.reindex(board.index).astype("Int64")
+    ci = final_uncertainty[["run_key", "ci_low", "ci_high"]].rename(
+        columns={"ci_low": "final_ci_low", "ci_high": "final_ci_high"}
+    )
+    board = board.merge(ci, on="run_key", how="left")
+    board["within_noise_of_next"] = _noise_to_next(board, final_pair)
+    board = _ratings(board, elo_bootstrap)
+    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
+    board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
+    board = board.merge(_frontier(board), on="run_key", how="left")
+    board["on_frontier"] = board["on_frontier"].fillna(False).astype(bool)
+    return board[columns("leaderboard")]
+
+    board["within_noise_of_next"] = _noise_to_next(board, final_pair)
+    board = _ratings(board, elo_bootstrap)
+    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
+    board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
+    frontier = pareto_frontier(board[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])[
+        ["run_key", "total_cost_usd", "on_frontier"]
+    ]
+    board = board.merge(frontier, on="run_key", how="left")
+    return board[columns("leaderboard")]
+
+
+def _cell(value: object) -> str:
+    """A Markdown cell: NULL stays visibly NULL, never 0."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "NULL"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def leaderboard_markdown(board: pd.DataFrame) -> str:
+    """The leaderboard as the Dagster UI's Markdown preview, one table per ranking group."""
+    if board.empty:
+        return "No evaluated runs yet."
+    parts = []
+    for (benchmark, key), group in board.groupby(GROUP_KEYS, sort=True):
+        parts += [
+            f"**{benchmark}** (comparability key `{key}`)",
+            "",
+            "| rank | framework | run | Final | Adjusted Final | 95 % CI | not ranked because |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        parts += [
+            f"| {_cell(r.rank)} | {r.framework} | {r.run_key} | {_cell(r.final)} | "
+            f"{_cell(r.adjusted_final)} | [{_cell(r.final_ci_low)}, {_cell(r.final_ci_high)}] | "
+            f"{r.not_ranked_reason if isinstance(r.not_ranked_reason, str) else ''} |"
+            for r in group.itertuples(index=False)
+        ]
+        parts.append("")
+    return "\n".join(parts).rstrip()
+
+
+@dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
+def leaderboard(
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
+    elo_bootstrap: pd.DataFrame,
+    final_uncertainty: pd.DataFrame,
+    final_pair: pd.DataFrame,
+    judge_cost: pd.DataFrame,
+) -> dg.Output:
+    """Ranked runs with Final CI, noise flag, rating ± CI, costs and the Pareto frontier."""
+    board = build_leaderboard(
+        final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair, judge_cost
+    )
+    metadata = {"preview": dg.MetadataValue.md(leaderboard_markdown(board))}
+    return dg.Output(board, metadata={**table_metadata("leaderboard", board), **metadata})

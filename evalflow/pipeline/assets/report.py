@@ -1,0 +1,147 @@
+"""Asset `report`: the per-run Markdown report, written under the warehouse.
+
+The file name carries the UTC write time (SPEC §Report); the content does not. When the
+content of a re-materialised report is unchanged, the existing file and its row are kept,
+so re-running unchanged inputs leaves the warehouse byte-identical.
+"""
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.domain.vote import agreement
+from evalflow.io.evaluation import checks_frame, inputs_fingerprint
+from evalflow.io.ledger import ledger_path_for, now, record_evaluation
+from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output
+from evalflow.pipeline.resources import EvalflowResource
+from evalflow.reports.markdown import ReportInput, render_report, report_filename
+from evalflow.storage import history
+
+REPORT_TABLE = "report"
+
+
+def _record_in_ledger(
+    root: Path,
+    manifest: pd.Series,
+    final: pd.Series,
+    ac: pd.DataFrame,
+    votes: pd.DataFrame,
+    checks: pd.DataFrame,
+) -> None:
+    """One `framework_run:<run_key>` ledger entry: pass = complete and no confirmed ✗ gate."""
+    unmet = votes[votes["majority"] != "MET"].merge(checks[["check_id", "ac_id"]], on="check_id")
+    results = []
+    for row in ac.sort_values("ac_id").itertuples(index=False):
+        missing = sorted(unmet.loc[unmet["ac_id"] == row.ac_id, "check_id"])
+        results.append((row.ac_id, row.ac_score == 1.0, [f"not MET: {', '.join(missing)}"]
+                        if missing else None))  # fmt: skip
+    record_evaluation(
+        "framework_run",
+        str(manifest["run_key"]),
+        scores={
+            "final": final["final"],
+            "adjustedFinal": final["adjusted_final"],
+            "finalLower": final["final_lower"],
+            "finalUpper": final["final_upper"],
+            "borderline": final["n_borderline"],
+        },
+        results=results,
+        passed=bool(final["complete"]) and not bool(final["gates_failed"]),
+        ledger_path=ledger_path_for(root),
+        head_sha=str(manifest["head_sha"]),
+        fingerprint=str(manifest["fingerprint"]),
+    )
+
+
+@per_run_asset()
+def report(
+    context: dg.AssetExecutionContext,
+    evalflow: EvalflowResource,
+    run_manifest: pd.DataFrame,
+    diff_surface: pd.DataFrame,
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
+    majority_vote: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    story_score: pd.DataFrame,
+    final_score: pd.DataFrame,
+    gates: pd.DataFrame,
+    side_metrics_section: pd.DataFrame,
+) -> dg.Output:
+    """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
+    bench = benchmark(context, evalflow)
+    m = run_manifest.iloc[0]
+    text = render_report(
+        ReportInput(
+            run_key=m["run_key"],
+            framework=m["framework"],
+            benchmark=m["benchmark"],
+            prd=bench.prd,
+            baseline=bench.baseline,
+            baseline_sha256=m["baseline_sha256"],
+            fingerprint=m["fingerprint"],
+            base_sha=m["base_sha"],
+            head_sha=m["head_sha"],
+            diff=diff_surface,
+            verdicts=pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True),
+            votes=majority_vote,
+            ac=ac_score,
+            story=story_score,
+            final=final_score.iloc[0],
+            agreement=agreement(majority_vote).iloc[0],
+            judge_id=m["judge_id"],
+            judge_deterministic=bool(m["judge_deterministic"]),
+            self_preference=bool(m["self_preference"]),
+            gates=gates,
+            side_metrics=str(side_metrics_section["markdown"].iloc[0]),
+        )
+    )
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    warehouse = evalflow.get_warehouse()
+    folder = warehouse.workdir / "reports" / str(m["benchmark"])
+    path = None
+    if warehouse.has(REPORT_TABLE, m["run_key"]):
+        previous = warehouse.read(REPORT_TABLE, m["run_key"]).iloc[0]
+        if previous["content_sha256"] == digest and (folder / previous["report_file"]).is_file():
+            path = folder / previous["report_file"]
+    if path is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / report_filename(bench.prd, str(m["benchmark"]), m["run_key"])
+        temp = path.with_suffix(".md.tmp")
+        temp.write_text(text, encoding="utf-8")
+        temp.replace(path)
+    _record_in_ledger(
+        warehouse.workdir,
+        m,
+        final_score.iloc[0],
+        ac_score,
+        majority_vote,
+        checks_frame(bench.baseline),
+    )
+    # Every evaluation appends its row to the run's history (never rewriting earlier ones).
+    history.record_evaluation(
+        warehouse,
+        m,
+        final_score.iloc[0],
+        inputs_fingerprint=inputs_fingerprint(
+            bench, str(m["framework"]), str(m["base_sha"]), str(m["head_sha"]), bool(m["worktree"])
+        ),
+        evaluated_at=now(),
+        cost_usd=history.judge_cost(pd.concat([scoring_run_1, scoring_run_2, scoring_run_3])),
+    )
+    row = {
+        "run_key": m["run_key"],
+        "fingerprint": m["fingerprint"],
+        "report_file": path.name,
+        "report_path": str(path),
+        "content_sha256": digest,
+    }
+    return run_output(
+        REPORT_TABLE,
+        pd.DataFrame([row]),
+        run_manifest,
+        {"report": dg.MetadataValue.path(str(path))},
+    )

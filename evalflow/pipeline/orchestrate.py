@@ -1,0 +1,319 @@
+"""Running evalflow's Dagster jobs from the CLI (the model is PUDL's thin operator CLI).
+
+One Dagster run per partition, in-process by default; partitions run concurrently in worker
+processes, each executing its job in-process, so one failing run never sinks the others.
+The Dagster instance is `$DAGSTER_HOME` when set (share it with `dagster dev`), else a
+persistent instance under `<warehouse>/dagster_home`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalflow.errors import EvalflowError, InputError, InternalError, environment_failure
+from evalflow.io import settings
+from evalflow.storage.catalog import refresh_catalog
+
+# Dagster and the manifest registry are imported where a function first needs them:
+# `evalflow query`/`leaderboard` import this module (through cli/runs.py) and must not pay
+# seconds for what they never use.
+if TYPE_CHECKING:
+    import dagster as dg
+
+EXECUTORS = ("in_process", "multiprocess")
+_EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
+# How Python prints an OSError: "[Errno 28] No space left on device: '/path'".
+_OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*)')?")
+# Dagster's per-event lines would drown the CLI's own progress; failures are reported by
+# the CLI as one line each (the full story stays in the Dagster instance).
+QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
+
+
+# Runs the CLI ranks itself, so the `rank_after_evaluation` sensor leaves them alone.
+RANKED_INLINE_TAG = "evalflow/ranked_inline"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    partition: str
+    success: bool
+    seconds: float
+    error: str = ""
+    skipped: bool = False  # every per-run asset was fresh: nothing executed (no Dagster run)
+    # Failed for a reason evalflow cannot tell the operator how to fix (a bug: exit 3); a
+    # failure naming bad input or the machine (a full disk) keeps its fix (exit 2).
+    internal: bool = False
+
+
+def instance(warehouse_root: str) -> dg.DagsterInstance:
+    import dagster as dg
+
+    home = settings.dagster_home(warehouse_root)
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    return dg.DagsterInstance.local_temp(tempdir=str(home))
+
+
+def evaluate_run_job() -> dg.JobDefinition:
+    from evalflow.pipeline.definitions import defs
+
+    return defs.resolve_job_def("evaluate_run")
+
+
+def evaluate_run_multiprocess_job() -> dg.JobDefinition:
+    from evalflow.pipeline.definitions import defs
+
+    return defs.resolve_job_def("evaluate_run_multiprocess")
+
+
+def rank_runs_job() -> dg.JobDefinition:
+    from evalflow.pipeline.definitions import defs
+
+    return defs.resolve_job_def("rank_runs")
+
+
+def register(warehouse_root: str, manifests: Iterable[Path]) -> list[str]:
+    """Record each manifest in the registry and add its partition to the instance."""
+    from evalflow.io.registry import register_manifest
+
+    warehouse = settings.warehouse(warehouse_root)
+    keys = [register_manifest(warehouse, path) for path in manifests]
+    _ensure_partitions(instance(warehouse_root), keys)
+    return keys
+
+
+def _ensure_partitions(inst: dg.DagsterInstance, keys: list[str]) -> None:
+    from evalflow.pipeline.assets.partitions import evaluations
+
+    existing = set(inst.get_dynamic_partitions(evaluations.name))
+    new = [k for k in dict.fromkeys(keys) if k not in existing]
+    if new:
+        inst.add_dynamic_partitions(evaluations.name, new)
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """The CLI's judge options: name, cost limit per framework run, labels file."""
+
+    name: str | None = None
+    max_cost_usd: float | None = None
+    labels: Path | None = None
+
+    def config(self) -> dict:
+        out: dict = {}
+        if self.name:
+            out["judge"] = self.name
+        if self.max_cost_usd is not None:
+            out["max_cost_usd"] = float(self.max_cost_usd)
+        if self.labels is not None:
+            out["labels"] = str(self.labels.resolve())
+        return out
+
+
+@dataclass(frozen=True)
+class GateChoice:
+    """The CLI's gate options: ignore the gate-result cache, refuse missing isolation."""
+
+    rerun: bool = False
+    require_isolation: bool = False
+
+    def config(self) -> dict:
+        return {"rerun_gates": self.rerun, "require_isolation": self.require_isolation}
+
+
+def _run_config(warehouse_root: str, judge: JudgeChoice, gates: GateChoice = GateChoice()) -> dict:
+    settings = {"warehouse": warehouse_root, **judge.config(), **gates.config()}
+    config: dict = {"evalflow": {"config": settings}}
+    return {
+        "resources": {**config, "warehouse_io": {"config": {"warehouse": warehouse_root}}},
+        "loggers": QUIET_LOGS,
+    }
+
+
+def _failure_message(result: dg.ExecuteJobResult) -> tuple[str, bool]:
+    """The first failed step's one line, and whether the input or the machine is to blame.
+
+    Dagster wraps what an asset raised (`DagsterExecutionStepExecutionError` → the error →
+    its causes). The outermost evalflow error is the one that says what to fix (an inner
+    cause such as "git rev-parse failed: exit 1" or pydantic's "For further information
+    visit …" does not); without one, an OS error an operator can fix (a full disk) is
+    reported with its fix; anything else is an internal failure, its innermost last line."""
+    for event in result.all_events:
+        if not event.is_step_failure:
+            continue
+        chain = []
+        error = event.step_failure_data.error
+        while error is not None:
+            chain.append(error)
+            error = error.cause
+        for info in chain:
+            if match := _EVALFLOW_ERROR.match(info.message):
+                return f"{event.step_key}: {info.message[match.end() :].strip()}", True
+        for info in chain:
+            if (os_error := _OS_ERROR.search(info.message)) is not None:
+                where = os_error["where"]
+                failure = environment_failure(int(os_error["errno"]), where)
+                if failure is not None:
+                    return f"{event.step_key}: {failure.one_line()}", True
+        if any(info.cls_name == "DagsterExecutionInterruptedError" for info in chain):
+            # A signal (Ctrl-C, a timeout, a shutdown) stopped it: no bug, and nothing to fix.
+            return f"{event.step_key}: interrupted by a signal before it finished", True
+        text = (chain[-1].message if chain else event.message or "").strip().splitlines()
+        last = next((line.strip() for line in reversed(text) if line.strip()), "failed")
+        return f"{event.step_key}: {last}", False
+    return "run failed", False
+
+
+def failures_error(outcomes: list[Outcome]) -> EvalflowError | None:
+    """One error for the runs that failed, or None: the first failure's own line (what, where,
+    fix); an internal failure among them comes first and makes it exit 3."""
+    failed = sorted((o for o in outcomes if not o.success), key=lambda o: not o.internal)
+    if not failed:
+        return None
+    first = failed[0]
+    what = f"{len(failed)} of {len(outcomes)} run(s) failed; first: {first.partition}: "
+    what += first.error
+    if first.internal:
+        return InternalError(
+            what,
+            fix="a bug in evalflow: report it with that Dagster run's logs (`dagster dev` shows "
+            "them); the other runs were stored",
+        )
+    return InputError(what, fix="the other runs were stored")
+
+
+def run_partition(
+    warehouse_root: str,
+    partition: str,
+    judge: JudgeChoice,
+    executor: str,
+    gates: GateChoice = GateChoice(),
+    force: bool = False,
+) -> Outcome:
+    """Materialise the stale per-run assets of one partition in its own Dagster run (all of
+    them with `force` or `--rerun-gates`); a partition with none stale runs nothing."""
+    import dagster as dg
+
+    from evalflow.io.registry import manifest_for
+    from evalflow.pipeline.assets.freshness import PER_RUN_KEYS, stale_keys
+    from evalflow.pipeline.resources import EvalflowResource
+
+    start = time.perf_counter()
+    inst = instance(warehouse_root)
+    selection = None
+    if not (force or gates.rerun):
+        resource = EvalflowResource(warehouse=warehouse_root, **judge.config())
+        path = manifest_for(settings.warehouse(warehouse_root), partition)
+        stale = stale_keys(inst, resource, partition, path)
+        if not stale:
+            return Outcome(partition, True, time.perf_counter() - start, skipped=True)
+        selection = None if stale == PER_RUN_KEYS else stale
+    job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
+    with dg.execute_job(
+        dg.reconstructable(job),
+        instance=inst,
+        run_config=_run_config(warehouse_root, judge, gates),
+        tags={"dagster/partition": partition, RANKED_INLINE_TAG: "true"},
+        asset_selection=selection,
+    ) as result:
+        ok = result.success
+        error, fixable = ("", True) if ok else _failure_message(result)
+    return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
+
+
+def rank(warehouse_root: str, force: bool = False) -> Outcome:
+    """Refresh the cross-run tables, unless a successful ranking already used exactly the
+    current per-run tables and ledger (`force` ranks anyway)."""
+    import dagster as dg
+
+    from evalflow.pipeline.assets.freshness import (
+        RANK_INPUTS_TAG,
+        rank_inputs_version,
+        rank_is_fresh,
+    )
+
+    start = time.perf_counter()
+    inst = instance(warehouse_root)
+    warehouse = settings.warehouse(warehouse_root)
+    version = rank_inputs_version(inst, warehouse)
+    if not force and rank_is_fresh(inst, warehouse, version):
+        return Outcome("rank_runs", True, time.perf_counter() - start, skipped=True)
+    with dg.execute_job(
+        dg.reconstructable(rank_runs_job),
+        instance=inst,
+        tags={RANK_INPUTS_TAG: version},
+        run_config={
+            "resources": {
+                "evalflow": {"config": {"warehouse": warehouse_root}},
+                "warehouse_io": {"config": {"warehouse": warehouse_root}},
+            },
+            "loggers": QUIET_LOGS,
+        },
+    ) as result:
+        ok = result.success
+        error, fixable = ("", True) if ok else _failure_message(result)
+    return Outcome("rank_runs", ok, time.perf_counter() - start, error, internal=not fixable)
+
+
+def resolve_partitions(warehouse_root: str, partitions: list[str] | None) -> list[str]:
+    """The requested partition keys (default: every registered one), all known."""
+    from evalflow.io.registry import registered_keys
+
+    known = registered_keys(settings.warehouse(warehouse_root))
+    wanted = partitions or known
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        raise InputError(
+            f"unknown partition key {unknown[0]!r}",
+            fix=f"register its manifest or use one of: {', '.join(known) or 'none'}",
+        )
+    if not wanted:
+        raise InputError("no registered runs", fix="evalflow register MANIFEST")
+    return wanted
+
+
+def materialize(
+    warehouse_root: str,
+    partitions: list[str] | None,
+    *,
+    judge: JudgeChoice = JudgeChoice(),
+    executor: str = "in_process",
+    workers: int = 1,
+    on_done: Callable[[Outcome], None] = lambda _: None,
+    gates: GateChoice = GateChoice(),
+    force: bool = False,
+) -> list[Outcome]:
+    """Evaluate the given partitions (default: all registered; only their stale assets
+    unless `force`), then rank and refresh the DuckDB catalog. Returns one outcome per
+    partition plus the ranking run."""
+    if executor not in EXECUTORS:
+        raise InputError(f"unknown executor {executor!r}", fix=f"use one of {', '.join(EXECUTORS)}")
+    warehouse = settings.warehouse(warehouse_root)
+    wanted = resolve_partitions(warehouse_root, partitions)
+    _ensure_partitions(instance(warehouse_root), wanted)
+    outcomes: list[Outcome] = []
+    if workers <= 1 or len(wanted) == 1:
+        for key in wanted:
+            outcomes.append(run_partition(warehouse_root, key, judge, executor, gates, force))
+            on_done(outcomes[-1])
+    else:
+        with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
+            futures = [
+                pool.submit(run_partition, warehouse_root, k, judge, executor, gates, force)
+                for k in wanted
+            ]
+            for future in as_completed(futures):
+                outcomes.append(future.result())
+                on_done(outcomes[-1])
+    outcomes.sort(key=lambda o: wanted.index(o.partition))
+    ranked = rank(warehouse_root, force)
+    on_done(ranked)
+    refresh_catalog(warehouse)
+    return [*outcomes, ranked]

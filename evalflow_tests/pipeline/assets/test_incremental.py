@@ -1,0 +1,192 @@
+"""Incremental re-evaluation through the CLI's path (`orchestrate.materialize`) and the
+daemon's (sensor, schedule): an unchanged run executes nothing, a stale one only what is
+stale, `force` everything, and the tables are the same either way."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from evalflow.pipeline import orchestrate
+from evalflow.pipeline.assets.freshness import PER_RUN_KEYS, rank_inputs_version, stale_keys
+from evalflow.pipeline.definitions import defs
+from evalflow.pipeline.resources import EvalflowResource
+from evalflow.storage.warehouse import Warehouse
+from evalflow_tests.mini_benchmark import make_mini
+
+KEY = "mini.good.r1"
+# The steps that must never run again for an unchanged run.
+EXPENSIVE = ("scoring_run_1", "scoring_run_2", "scoring_run_3", "gates", "side_metrics")
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The mini benchmark's `good` run, evaluated once through the CLI path."""
+    base = tmp_path_factory.mktemp("incremental")
+    mini = make_mini(base)
+    root = base / "wh"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("DAGSTER_HOME", raising=False)
+        orchestrate.register(str(root), [mini / "runs" / "good.yaml"])
+        outcomes = orchestrate.materialize(str(root), [KEY])
+    assert all(o.success and not o.skipped for o in outcomes), outcomes
+    return root, mini
+
+
+@pytest.fixture(autouse=True)
+def _no_dagster_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+
+
+def tables(root: Path) -> dict[str, str]:
+    """Digest of every Parquet part but the append-only logs (ledger, evaluation history)."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.parquet"))
+        if not {"dagster_home", "ledger_entry", "evaluation_history"} & set(p.parts)
+    }
+
+
+def executed_steps(root: Path) -> list[str]:
+    """Every step any Dagster run on the warehouse's instance has started, in order."""
+    inst = orchestrate.instance(str(root))
+    steps = []
+    for run in reversed(inst.get_runs()):
+        for record in inst.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START):
+            steps.append(record.step_key)
+    return steps
+
+
+def test_unchanged_rerun_executes_nothing(evaluated) -> None:
+    root, _ = evaluated
+    before, steps = tables(root), executed_steps(root)
+    outcomes = orchestrate.materialize(str(root), [KEY])
+    assert [(o.partition, o.success, o.skipped) for o in outcomes] == [
+        (KEY, True, True),
+        ("rank_runs", True, True),
+    ]
+    assert executed_steps(root) == steps  # no step at all, let alone scoring or gates
+    assert tables(root) == before
+
+
+def test_only_the_stale_assets_run(evaluated) -> None:
+    root, _ = evaluated
+    wh = Warehouse(str(root))
+    part = root / wh.part_path("report", KEY)
+    saved = wh.read("report", KEY)["content_sha256"].iloc[0]
+    part.unlink()
+    steps = executed_steps(root)
+    outcome = orchestrate.run_partition(str(root), KEY, orchestrate.JudgeChoice(), "in_process")
+    assert outcome.success and not outcome.skipped
+    new = executed_steps(root)[len(steps) :]
+    assert new == ["report", "report_read_only_guard"]  # no scoring, gate or side metric
+    assert wh.read("report", KEY)["content_sha256"].iloc[0] == saved
+    assert not orchestrate.rank(str(root)).skipped  # the ledger changed: ranking refreshed
+
+
+def test_a_changed_input_makes_every_asset_stale(evaluated) -> None:
+    root, mini = evaluated
+    inst = orchestrate.instance(str(root))
+    resource = EvalflowResource(warehouse=str(root))
+    manifest = mini / "runs" / "good.yaml"
+    assert stale_keys(inst, resource, KEY, manifest) == []
+    prd = mini / "prd.md"
+    original = prd.read_text()
+    try:
+        prd.write_text(original + "\n<!-- reworded -->\n")
+        assert stale_keys(inst, resource, KEY, manifest) == PER_RUN_KEYS
+    finally:
+        prd.write_text(original)
+    assert stale_keys(inst, resource, KEY, manifest) == []
+
+
+def test_the_sensor_does_not_request_an_evaluated_run(evaluated, monkeypatch) -> None:
+    root, mini = evaluated
+    monkeypatch.setenv("EVALFLOW_BENCHMARKS", str(mini.parent))
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(root))
+    sensor = defs.resolve_sensor_def("run_manifest_sensor")
+    result = sensor(dg.build_sensor_context(instance=orchestrate.instance(str(root))))
+    # `partial` was never evaluated here; `good` was, with the same fingerprint.
+    assert [r.partition_key for r in result.run_requests] == ["mini.partial.r1"]
+    assert set(json.loads(result.cursor)) == {str(p) for p in (mini / "runs").glob("*.yaml")}
+
+
+def test_the_schedule_requests_only_stale_runs(evaluated, monkeypatch) -> None:
+    root, _ = evaluated
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(root))
+    inst = orchestrate.instance(str(root))
+    context = dg.build_schedule_context(
+        instance=inst,
+        scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
+        repository_def=defs.get_repository_def(),
+    )
+    schedule = defs.resolve_schedule_def("nightly_reevaluation")
+    data = schedule.evaluate_tick(context)
+    assert not data.run_requests
+    assert KEY in data.skip_message and "unchanged" in data.skip_message
+
+
+@pytest.mark.slow
+def test_force_reruns_everything_with_identical_results(evaluated) -> None:
+    root, _ = evaluated
+    before, steps = tables(root), executed_steps(root)
+    outcomes = orchestrate.materialize(str(root), [KEY], force=True)
+    assert all(o.success and not o.skipped for o in outcomes)
+    new = executed_steps(root)[len(steps) :]
+    assert all(any(s.startswith(name) for s in new) for name in EXPENSIVE)
+    assert tables(root) == before
+
+
+def latest(root: Path, asset: str, partition: str | None = None) -> dg.AssetMaterialization:
+    records = (
+        orchestrate.instance(str(root))
+        .fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey(asset), asset_partitions=[partition] if partition else None
+            ),
+            limit=1,
+        )
+        .records
+    )
+    return records[0].asset_materialization
+
+
+def test_materialisations_carry_dagster_metadata(evaluated) -> None:
+    root, _ = evaluated
+    final = latest(root, "final_score", KEY)
+    fingerprint = Warehouse(str(root)).read("run_manifest", KEY)["fingerprint"].iloc[0]
+    assert final.tags["dagster/data_version"] == fingerprint
+    assert final.metadata["dagster/row_count"].value == 1
+    assert "adjusted_final" in {
+        c.name for c in final.metadata["dagster/column_schema"].schema.columns
+    }
+    assert final.metadata["rollup"].value.startswith("**Final** 1.000")
+    report = latest(root, "report", KEY).metadata["report"].value
+    assert Path(report).is_file()
+    board = latest(root, "leaderboard").metadata
+    assert board["dagster/row_count"].value == 1
+    assert "| 1 | good | mini.good.r1 | 1.000 |" in board["preview"].value
+    plots = latest(root, "leaderboard_plots").metadata
+    assert any(k.endswith("story_heatmap") and Path(v.value).is_file() for k, v in plots.items())
+
+
+def test_rank_inputs_change_with_the_ledger_and_the_suites(evaluated, monkeypatch) -> None:
+    root, mini = evaluated
+    monkeypatch.setenv("EVALFLOW_BENCHMARKS", str(mini.parent))
+    inst, wh = orchestrate.instance(str(root)), Warehouse(str(root))
+    version = rank_inputs_version(inst, wh)
+    assert rank_inputs_version(inst, wh) == version
+    suites = mini.parent / "_suites"
+    suites.mkdir(exist_ok=True)
+    (suites / "extra.yaml").write_text("name: extra\n")
+    try:
+        assert rank_inputs_version(inst, wh) != version
+    finally:
+        shutil.rmtree(suites)
+    assert rank_inputs_version(inst, wh) == version

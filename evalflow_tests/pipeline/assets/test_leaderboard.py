@@ -1,0 +1,128 @@
+"""The leaderboard ranks only comparable, complete, current runs; every other run is listed
+below its group with the reason, and every ranking asset tolerates an empty warehouse."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalflow.pipeline.assets.leaderboard import (
+    build_leaderboard,
+    not_ranked_reasons,
+    rankable_runs,
+)
+from evalflow.pipeline.assets.ranking import elo_bootstrap, final_uncertainty
+from evalflow.storage.tables import columns
+
+KEY_H, KEY_C = "heuristic-key", "claude-key"
+
+
+def final_row(run_key: str, final: float | None, key: str = KEY_H, **extra) -> dict:
+    complete = final is not None
+    return {
+        "run_key": run_key,
+        "fingerprint": f"fp-{run_key}",
+        "sum_w": 5,
+        "final_value": final,
+        "final": final,
+        "band": "poor" if complete else None,
+        "complete": complete,
+        "n_unscored": 0 if complete else 7,
+        "final_lower": final if complete else 0.10,
+        "final_upper": final if complete else 0.90,
+        "gates_failed": False,
+        "adjusted_final_value": None,
+        "adjusted_final": None,
+        "fleiss_kappa": None,
+        "n_checks": 10,
+        "n_borderline": 0,
+        "borderline_rate": 0.0,
+        "baseline_sha256": "b" * 64,
+        "comparability_key": key,
+        **extra,
+    }
+
+
+def manifest_row(run_key: str, key: str = KEY_H, fingerprint: str | None = None) -> dict:
+    framework = run_key.split(".")[1]
+    return {
+        "run_key": run_key,
+        "fingerprint": fingerprint or f"fp-{run_key}",
+        "benchmark": "b",
+        "framework": framework,
+        "framework_cost_usd": None,
+        "judge_id": "heuristic" if key == KEY_H else "anthropic:claude-x",
+        "judge_model": None if key == KEY_H else "claude-x",
+        "judge_prompt_version": "heuristic-3" if key == KEY_H else "claude-judge-1",
+        "comparability_key": key,
+    }
+
+
+def empty(table: str) -> pd.DataFrame:
+    return pd.DataFrame(columns=columns(table))
+
+
+def board(finals: list[dict], manifests: list[dict]) -> pd.DataFrame:
+    return build_leaderboard(
+        pd.DataFrame(finals),
+        pd.DataFrame(manifests),
+        empty("elo_bootstrap"),
+        empty("final_uncertainty"),
+        empty("final_pair"),
+        empty("judge_cost"),
+    )
+
+
+def test_incomplete_runs_are_listed_below_the_ranked_ones_without_a_rank() -> None:
+    out = board(
+        [final_row("b.a.r1", 0.5), final_row("b.blind.r1", None), final_row("b.c.r1", 0.7)],
+        [manifest_row("b.a.r1"), manifest_row("b.blind.r1"), manifest_row("b.c.r1")],
+    )
+    assert list(out.columns) == columns("leaderboard")
+    assert out["run_key"].tolist() == ["b.c.r1", "b.a.r1", "b.blind.r1"]
+    assert out["rank"].tolist()[:2] == [1, 2] and pd.isna(out["rank"].iloc[2])
+    blind = out.iloc[2]
+    assert not blind["ranked"] and blind["not_ranked_reason"] == "incomplete: 7 checks unscored"
+    assert pd.isna(blind["final"]) and (blind["final_lower"], blind["final_upper"]) == (0.1, 0.9)
+    assert not blind["on_frontier"] and pd.isna(blind["within_noise_of_next"])
+
+
+def test_runs_of_different_judges_get_ranks_of_their_own() -> None:
+    out = board(
+        [final_row("b.a.r1", 0.5), final_row("b.c.r1", 0.7), final_row("b.x.r1", 0.9, KEY_C)],
+        [manifest_row("b.a.r1"), manifest_row("b.c.r1"), manifest_row("b.x.r1", KEY_C)],
+    )
+    ranks = {(r.comparability_key, r.run_key): r.rank for r in out.itertuples()}
+    assert ranks == {(KEY_C, "b.x.r1"): 1, (KEY_H, "b.c.r1"): 1, (KEY_H, "b.a.r1"): 2}
+
+
+def test_a_score_older_than_its_manifest_is_not_ranked() -> None:
+    finals = pd.DataFrame([final_row("b.a.r1", 0.5), final_row("b.c.r1", 0.7)])
+    manifests = pd.DataFrame([manifest_row("b.a.r1"), manifest_row("b.c.r1", fingerprint="new")])
+    assert rankable_runs(finals, manifests) == ["b.a.r1"]
+    assert not_ranked_reasons(finals, manifests)["b.c.r1"].startswith("stale:")
+
+
+def test_empty_frames_give_empty_tables() -> None:
+    assert build_leaderboard(
+        empty("final_score"), empty("run_manifest"), empty("elo_bootstrap"),
+        empty("final_uncertainty"), empty("final_pair"), empty("judge_cost"),
+    ).empty  # fmt: skip
+    ratings = elo_bootstrap(
+        ac_score=empty("ac_score"), final_score=empty("final_score"),
+        run_manifest=empty("run_manifest"),
+    ).value  # fmt: skip
+    assert ratings.empty and list(ratings.columns) == columns("elo_bootstrap")
+    runs, pairs = (out.value for out in final_uncertainty(
+        majority_vote=empty("majority_vote"), ac_score=empty("ac_score"),
+        final_score=empty("final_score"), run_manifest=empty("run_manifest"),
+    ))  # fmt: skip
+    assert runs.empty and list(runs.columns) == columns("final_uncertainty")
+    assert pairs.empty and list(pairs.columns) == columns("final_pair")
+
+
+def test_only_incomplete_runs_rank_nothing() -> None:
+    finals = [final_row("b.a.r1", None), final_row("b.c.r1", None)]
+    out = board(finals, [manifest_row("b.a.r1"), manifest_row("b.c.r1")])
+    assert out["rank"].isna().all() and not out["ranked"].any()
+    assert rankable_runs(pd.DataFrame(finals), pd.DataFrame(
+        [manifest_row("b.a.r1"), manifest_row("b.c.r1")])) == []  # fmt: skip

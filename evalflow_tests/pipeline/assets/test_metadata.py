@@ -1,0 +1,86 @@
+"""Dagster's metadata conventions on evalflow's assets and checks (no run needed)."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pandas as pd
+
+from evalflow.pipeline.assets import asset_checks, cross_run_assets, harness_assets, per_run_assets
+from evalflow.pipeline.assets.common import column_schema, run_output
+from evalflow.pipeline.assets.rollup import rollup_markdown
+from evalflow.pipeline.definitions import defs
+from evalflow.storage.tables import TABLES
+
+# The suite assets (evalflow/pipeline/assets/suite.py) follow their own module's conventions.
+OURS = [
+    a
+    for a in (*per_run_assets, *cross_run_assets, *harness_assets)
+    if not any(k.path[-1].startswith("suite_") for k in a.keys)
+]
+
+
+def test_every_asset_has_a_description_and_kinds() -> None:
+    for assets_def in OURS:
+        for key, spec in assets_def.specs_by_key.items():
+            assert spec.description, key
+            assert {"python", "parquet"} <= set(spec.kinds), key
+
+
+def test_side_metric_outputs_are_described_one_by_one() -> None:
+    (side,) = [a for a in per_run_assets if dg.AssetKey("robustness") in a.keys]
+    descriptions = {k.path[-1]: s.description for k, s in side.specs_by_key.items()}
+    assert len(set(descriptions.values())) == len(descriptions) == 12
+    assert descriptions["robustness"] == TABLES["robustness"].description
+
+
+def test_every_check_has_a_description() -> None:
+    graph = defs.resolve_asset_graph()
+    names = set()
+    for key in graph.asset_check_keys:
+        assert graph.get_check_spec(key).description, key
+        names.add(key.name)
+    assert {c.check_key.name for c in asset_checks} <= names
+
+
+def test_per_run_assets_carry_code_versions() -> None:
+    for assets_def in per_run_assets:
+        assert all(assets_def.code_versions_by_key.values()), assets_def.keys
+
+
+def test_the_ledger_is_downstream_of_what_it_records() -> None:
+    parents = defs.resolve_asset_graph().get(dg.AssetKey("ledger_entry")).parent_keys
+    assert {k.path[-1] for k in parents} == {
+        "report",
+        "plugin_composite",
+        "retrieval_eval",
+        "judge_calibration",
+    }
+
+
+def test_column_schema_follows_the_contract() -> None:
+    schema = column_schema("final_score")
+    by_name = {c.name: c for c in schema.columns}
+    assert list(by_name) == TABLES["final_score"].columns
+    assert by_name["final"].type == "DOUBLE" and by_name["final"].constraints.nullable
+    assert by_name["complete"].type == "BOOLEAN" and not by_name["complete"].constraints.nullable
+    assert {c.name: c.type for c in column_schema("test_inventory").columns}["row_lines"] == (
+        "BIGINT[]"
+    )
+
+
+def test_a_run_output_is_versioned_by_the_fingerprint_even_when_empty() -> None:
+    manifest = pd.DataFrame([{"run_key": "b.f.r", "fingerprint": "f" * 64}])
+    out = run_output("diff_surface", pd.DataFrame(columns=["run_key"]), manifest)
+    assert out.data_version == dg.DataVersion("f" * 64)
+    assert out.metadata["dagster/row_count"].value == 0
+    assert isinstance(out.metadata["dagster/column_schema"].value, dg.TableSchema)
+
+
+def test_rollup_preview_shows_null_as_null() -> None:
+    final = pd.Series(
+        {"final": None, "band": None, "final_lower": 0.2, "final_upper": 0.9,
+         "adjusted_final": None, "n_unscored": 2}
+    )  # fmt: skip
+    story = pd.DataFrame([{"story_id": "S1", "priority": "P0", "weight": 3, "story_score": None}])
+    text = rollup_markdown(final, story)
+    assert "**Final** NULL (NULL)" in text and "| S1 | P0 | 3 | NULL |" in text
