@@ -9,6 +9,12 @@ byte-identical JSON.
 The index records the `depth` its scores were made at, so Elo plays a candidate with the same
 layers (`evaluate.py`). `plugin init` scores at quick depth; an index written before the field
 existed was necessarily quick, hence the default.
+
+It also records `plugins_dir`, the directory the skill paths are relative to (posix; relative
+to the corpus directory when `plugin init` was given one, else absolute), so a judged Elo can
+read an opponent's SKILL.md and check it against its sha256 (the index stores no text). The
+field is optional within `INDEX_VERSION` 1: an index written before it loads as before, and
+only the judged Elo refuses it (`require_plugins_dir`).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ class CorpusIndex(BaseModel):
     format: Literal["evalflow-plugineval-corpus"] = INDEX_FORMAT
     version: Literal[1] = INDEX_VERSION
     depth: Literal["quick", "standard", "deep"] = "quick"
+    plugins_dir: str | None = None
     skills: list[CorpusEntry]
 
     def scores_by_path(self, exclude_sha256: str | None = None) -> dict[str, dict[str, float]]:
@@ -81,8 +88,20 @@ def make_entry(
     )
 
 
-def build_index(entries: Iterable[CorpusEntry]) -> CorpusIndex:
-    return CorpusIndex(skills=sorted(entries, key=lambda e: e.path))
+def build_index(entries: Iterable[CorpusEntry], plugins_dir: str | None = None) -> CorpusIndex:
+    return CorpusIndex(plugins_dir=plugins_dir, skills=sorted(entries, key=lambda e: e.path))
+
+
+def require_plugins_dir(index: CorpusIndex, where: str) -> str:
+    """The recorded plugins directory; an index from before the field is an `InputError`."""
+    if index.plugins_dir is None:
+        raise InputError(
+            "the corpus index does not record its plugins directory, which the judged "
+            "(pairwise) Elo needs to read opponents' SKILL.md",
+            where=where,
+            fix="re-run `evalflow plugin init PLUGINS_DIR --corpus-dir DIR`",
+        )
+    return index.plugins_dir
 
 
 def dump_index(index: CorpusIndex) -> str:

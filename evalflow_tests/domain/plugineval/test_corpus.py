@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalflow.domain.plugineval.corpus import build_index, dump_index, load_index, make_entry
+from evalflow.domain.plugineval.corpus import (
+    build_index,
+    dump_index,
+    load_index,
+    make_entry,
+    require_plugins_dir,
+)
 from evalflow.errors import InputError
 
 
@@ -42,3 +48,16 @@ def test_invalid_index_is_an_input_error(text: str) -> None:
     with pytest.raises(InputError, match="not a PluginEval corpus index") as err:
         load_index(text, "c/index.json")
     assert err.value.where == "c/index.json"
+
+
+def test_plugins_dir_is_recorded_and_an_old_index_still_loads() -> None:
+    index = load_index(dump_index(build_index([entry("a/y")], "../plugins")), "index.json")
+    assert require_plugins_dir(index, "c/index.json") == "../plugins"
+    old = dump_index(build_index([entry("a/y")])).replace('  "plugins_dir": null,\n', "")
+    assert "plugins_dir" not in old  # an index written before the field existed
+    legacy = load_index(old, "c/index.json")
+    assert legacy.version == 1 and legacy.skills == index.skills
+    with pytest.raises(InputError) as err:
+        require_plugins_dir(legacy, "c/index.json")
+    assert err.value.where == "c/index.json"
+    assert "re-run `evalflow plugin init" in err.value.fix
