@@ -36,9 +36,16 @@ def current_prompt_versions() -> set[str]:
     from evalflow.judges.claude_mc import MC_PROMPT_VERSION
     from evalflow.judges.claude_pairwise import PAIRWISE_PROMPT_VERSION
     from evalflow.judges.claude_plugin import PLUGIN_PROMPT_VERSION
+    from evalflow.judges.claude_skill_pairwise import SKILL_PAIRWISE_PROMPT_VERSION
     from evalflow.judges.prompt import PROMPT_VERSION
 
-    return {PROMPT_VERSION, PLUGIN_PROMPT_VERSION, MC_PROMPT_VERSION, PAIRWISE_PROMPT_VERSION}
+    return {
+        PROMPT_VERSION,
+        PLUGIN_PROMPT_VERSION,
+        MC_PROMPT_VERSION,
+        PAIRWISE_PROMPT_VERSION,
+        SKILL_PAIRWISE_PROMPT_VERSION,
+    }
 
 
 @click.group("cache")
