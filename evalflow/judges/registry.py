@@ -7,22 +7,32 @@ first, Claude for the rest), `labels` (verdicts from a file), and panels
 LLM judges need their API key (`ANTHROPIC_API_KEY`; for openai the variable
 `EVALFLOW_OPENAI_API_KEY_ENV` names, default `OPENAI_API_KEY`); their modules are imported only
 when chosen, so the offline path never loads an SDK or an HTTP client.
+
+Every judge module, the heuristic one included, is imported by its factory (`_FACTORIES`)
+only: the CLI's `--judge` option needs the names (`JUDGE_NAMES`, checked against the
+factories by a test), and importing the judges for them made every light command that
+declares the option pay for the domain models and the heuristic judge.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalflow.errors import InputError
-from evalflow.judges.base import Judge
-from evalflow.judges.cost import Budget
-from evalflow.judges.heuristic import HeuristicJudge
-from evalflow.judges.panel import PANEL_PREFIX, PanelJudge
+
+if TYPE_CHECKING:
+    from evalflow.judges.base import Judge
+    from evalflow.judges.cost import Budget
 
 JUDGE_NAMES = ("heuristic", "anthropic", "openai", "hybrid", "labels")
+# The `panel:` of `panel:a,b`; evalflow_tests/judges/test_registry.py keeps it equal to
+# `evalflow.judges.panel.PANEL_PREFIX`, which this module does not import (pandas, models).
+PANEL_PREFIX = "panel:"
 # A panel member judges on its own: not a labels file (one per run), not another panel.
 PANEL_MEMBERS = ("heuristic", "anthropic", "openai", "hybrid")
 MAX_PANEL = 3  # k = 3 runs: a fourth member would never vote
@@ -83,6 +93,51 @@ class JudgeName(click.ParamType):
         return "[" + "|".join(JUDGE_NAMES) + "|panel:A,B]"
 
 
+def _heuristic(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+    from evalflow.judges.heuristic import HeuristicJudge
+
+    return HeuristicJudge()
+
+
+def _labels(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+    from evalflow.judges.labels import LabelsJudge
+
+    return LabelsJudge(labels_path)
+
+
+def _openai(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+    from evalflow.judges.openai_judge import OpenAIJudge
+
+    return OpenAIJudge(cache_dir=cache_dir, budget=budget)
+
+
+def _claude(name: str, cache_dir: Path | None, budget: Budget | None) -> Judge:
+    require_api_key(name)
+    from evalflow.judges.anthropic_judge import ClaudeJudge
+
+    return ClaudeJudge(cache_dir=cache_dir, budget=budget)
+
+
+def _anthropic(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+    return _claude("anthropic", cache_dir, budget)
+
+
+def _hybrid(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+    from evalflow.judges.hybrid import HybridJudge
+
+    return HybridJudge(_claude("hybrid", cache_dir, budget))
+
+
+# Judge name → factory(cache_dir, labels_path, budget); the keys are JUDGE_NAMES (tested).
+_FACTORIES: dict[str, Callable[[Path | None, Path | None, Budget | None], Judge]] = {
+    "heuristic": _heuristic,
+    "anthropic": _anthropic,
+    "openai": _openai,
+    "hybrid": _hybrid,
+    "labels": _labels,
+}
+
+
 def make_judge(
     name: str,
     *,
@@ -101,24 +156,7 @@ def make_judge(
     name = check_judge_name(name)
     members = panel_members(name)
     if members is not None:
+        from evalflow.judges.panel import PanelJudge
+
         return PanelJudge([make_judge(m, cache_dir=cache_dir, budget=budget) for m in members])
-    if name == "heuristic":
-        return HeuristicJudge()
-    if name == "labels":
-        from evalflow.judges.labels import LabelsJudge
-
-        return LabelsJudge(labels_path)
-    if name == "openai":
-        from evalflow.judges.openai_judge import OpenAIJudge
-
-        return OpenAIJudge(cache_dir=cache_dir, budget=budget)
-    # anthropic or hybrid: check_judge_name let nothing else through.
-    require_api_key(name)
-    from evalflow.judges.anthropic_judge import ClaudeJudge
-
-    claude = ClaudeJudge(cache_dir=cache_dir, budget=budget)
-    if name == "anthropic":
-        return claude
-    from evalflow.judges.hybrid import HybridJudge
-
-    return HybridJudge(claude)
+    return _FACTORIES[name](cache_dir, labels_path, budget)
