@@ -16,12 +16,14 @@ import functools
 import math
 from datetime import datetime
 from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
-import pandas as pd
 import pyarrow as pa
 
 from evalflow.errors import EvalflowError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Parquet names a list's value field `element`; using the same name keeps a schema equal to
 # the one read back from a file.
@@ -118,6 +120,9 @@ def _convert(values: list[Any] | pd.Series, target: pa.DataType) -> pa.Array:
 
 
 def _is_null(value: Any) -> bool:
+    # Only the error path asks; the frame's owner has pandas loaded already.
+    import pandas as pd
+
     return (
         value is None
         or value is pd.NA

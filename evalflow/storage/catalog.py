@@ -15,9 +15,16 @@ as a string column equal to its directory key, so the directory adds nothing, an
 key type guessing stays out of the way; `union_by_name` still reads parts written before a
 contract change.
 
-`evalflow query` does not use that file: `connect` registers each table as an Arrow dataset
-in an in-memory database and then removes DuckDB's own access to files, extensions and
-settings, so an analyst's SQL can read the tables and nothing else.
+`evalflow query` does not use that file: `connect` loads each table into an in-memory
+database and then removes DuckDB's own access to files, extensions and settings, so an
+analyst's SQL can read the tables and nothing else. A local warehouse is loaded by DuckDB's
+own Parquet reader, with the same `read_parquet` options as the views (no pyarrow, no
+pandas: the light command stays light); the tables are copied rather than left as views
+because a view reads its files when queried, after the lockdown, and opening the table
+directories to it (`allowed_directories`) would also let `COPY … TO` overwrite a part. The
+copy costs time and memory in proportion to the warehouse — fine at evaluation scale
+(`docs/performance.md`). A warehouse URI (`s3://…`, `file://…`) is read through `pyarrow.fs`
+as Arrow datasets, since DuckDB would need its httpfs extension, which the lockdown forbids.
 """
 
 from __future__ import annotations
@@ -25,18 +32,21 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
 from evalflow.storage.history import DRIFT_VIEW, FINAL_DRIFT_SQL, HISTORY_TABLE
 from evalflow.storage.warehouse import Warehouse
 
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+
 CATALOG_FILE = "evalflow.duckdb"
+# How every table is read, in the catalog's views and by `evalflow query`: see the docstring.
+_READ_OPTIONS = "union_by_name = true, hive_partitioning = false"
 
 
 def catalog_path(warehouse: Warehouse) -> Path:
@@ -50,11 +60,17 @@ def _view_sql(warehouse: Warehouse, table: str) -> str:
         folder = (warehouse.workdir / table).as_posix()
     else:
         folder = warehouse.table_dir(table).removeprefix("file://")
-    pattern = f"{folder}/*/*.parquet".replace("'", "''")
-    return (
-        f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet('
-        f"'{pattern}', union_by_name = true, hive_partitioning = false)"
-    )
+    return f'CREATE VIEW "{table}" AS SELECT * FROM {_read_parquet(f"{folder}/*/*.parquet")}'
+
+
+def _read_parquet(files: str | list[str]) -> str:
+    """`read_parquet(…)` over a glob or a list of files, with `_READ_OPTIONS`."""
+
+    def literal(path: str) -> str:
+        return "'" + path.replace("'", "''") + "'"
+
+    source = literal(files) if isinstance(files, str) else f"[{', '.join(map(literal, files))}]"
+    return f"read_parquet({source}, {_READ_OPTIONS})"
 
 
 def refresh_catalog(warehouse: Warehouse) -> list[str]:
@@ -91,11 +107,11 @@ def _derived_views(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
         con.execute(f'CREATE VIEW "{DRIFT_VIEW}" AS {FINAL_DRIFT_SQL}')
 
 
-# Settings of the analyst connection, applied after the tables are registered. The tables are
-# Arrow datasets that pyarrow reads, so DuckDB itself needs no file access at all: with
-# external access off and no allowed directories it cannot read a host file, write one (COPY
-# TO, EXPORT), attach a database file or install/load an extension; spilling is off so no
-# temp directory is writable either; the lock refuses any SET that would undo this.
+# Settings of the analyst connection, applied after the tables are loaded. The tables live in
+# the in-memory database, so DuckDB itself needs no file access afterwards: with external
+# access off and no allowed directories it cannot read a host file, write one (COPY TO,
+# EXPORT), attach a database file or install/load an extension; spilling is off so no temp
+# directory is writable either; the lock refuses any SET that would undo this.
 _LOCKDOWN = (
     "SET temp_directory = ''",
     "SET enable_external_access = false",
@@ -110,9 +126,31 @@ _NO_EXTENSIONS = {
 }
 
 
+def _unreadable(table: str, parts: list[str], exc: Exception) -> InputError:
+    return InputError(
+        f"table {table!r} cannot be read ({str(exc).splitlines()[0]})",
+        where=parts[0].rsplit("/", 2)[0],
+        fix="re-materialise the runs whose parts disagree, or remove a corrupt part",
+    )
+
+
+def _load(con: duckdb.DuckDBPyConnection, table: str, parts: list[str]) -> None:
+    """One local table's parts copied into the in-memory database (`union_by_name` unifies
+    parts written before a contract change: missing columns null, int widened to float)."""
+    try:
+        con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {_read_parquet(parts)}')
+    except duckdb.Error as exc:
+        raise _unreadable(table, parts, exc) from exc
+
+
 def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
-    """One table's parts as one dataset; their schemas are unified the way DuckDB's
-    `union_by_name` would (missing columns null, int widened to float, null-typed lists)."""
+    """One remote table's parts as one Arrow dataset; their schemas are unified the way
+    DuckDB's `union_by_name` would (missing columns null, int widened to float, null-typed
+    lists)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
     try:
         schema = pa.unify_schemas(
             [pq.read_schema(path, filesystem=fs) for path in parts],
@@ -120,23 +158,23 @@ def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
         )
         return ds.dataset(parts, schema=schema, format="parquet", filesystem=fs)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
-        raise InputError(
-            f"table {table!r} cannot be read ({str(exc).splitlines()[0]})",
-            where=parts[0].rsplit("/", 2)[0],
-            fix="re-materialise the runs whose parts disagree, or remove a corrupt part",
-        ) from exc
+        raise _unreadable(table, parts, exc) from exc
 
 
 def connect(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
-    """A read-only analyst connection: an in-memory database with every table registered,
-    then locked down (`_LOCKDOWN`). It never opens the catalog file, so it neither waits for
-    nor blocks a run."""
-    fs, _ = warehouse._fs()
+    """A read-only analyst connection: an in-memory database holding every table, then locked
+    down (`_LOCKDOWN`). It never opens the catalog file, so it neither waits for nor blocks a
+    run."""
     con = duckdb.connect(config=_NO_EXTENSIONS)
     try:
         tables = warehouse.tables()
+        fs = None if warehouse.is_local else warehouse._fs()[0]
         for table in tables:
-            con.register(table, _dataset(fs, table, warehouse.parts(table)))
+            parts = warehouse.parts(table)
+            if fs is None:
+                _load(con, table, parts)
+            else:
+                con.register(table, _dataset(fs, table, parts))
         _derived_views(con, tables)
         for statement in _LOCKDOWN:
             con.execute(statement)

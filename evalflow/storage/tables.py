@@ -5,6 +5,11 @@ whose columns drift from its model (a blocking check on every write), `docs/tabl
 rendered from them, and `schemas/tables/<table>.schema.json` are generated from them (a test
 keeps both current). Table and column names are snake_case; every per-run row carries
 `run_key` and its run's `fingerprint`.
+
+Importing this module is cheap: the row models defer building their pydantic validators and
+schemas until first use (`defer_build`), so a reader that only needs table names or column
+lists (`evalflow query`, `evalflow history`) does not pay for building all of them; a writer's
+first use of a table's Arrow schema or JSON Schema builds that table's model only.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
-import pandas as pd
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalflow.storage.arrow import TableContractError, arrow_schema, arrow_type, duckdb_type
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 RUN_KEY = Field(description="`<benchmark>.<framework>.<run>`: the evaluations partition key")
 COMPARABILITY_KEY = (
@@ -32,7 +39,9 @@ FINGERPRINT = Field(
 
 
 class Row(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: ~45 row models built at import cost more than a light command's whole
+    # budget; `model_fields` (all the readers need) is available without building.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class RunRow(Row):

@@ -23,8 +23,8 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -32,6 +32,9 @@ import pyarrow.parquet as pq
 from evalflow.errors import InputError
 from evalflow.storage.arrow import inferred, to_arrow
 from evalflow.storage.tables import TABLES, validate_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PARTITION_DIR = "run_key="
 CROSS_RUN_DIR = "all"
@@ -121,6 +124,10 @@ class Warehouse:
 
     def read(self, table: str, run_key: str | None = None) -> pd.DataFrame:
         """A run's part(s), or every part of a table concatenated (sorted by path)."""
+        # pandas here, not at module top: the read side of `evalflow query` lists tables
+        # through this class and never builds a frame.
+        import pandas as pd
+
         fs, base = self._fs()
         paths = self.parts(table, run_key)
         if run_key is not None and not paths:
