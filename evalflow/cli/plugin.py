@@ -44,7 +44,13 @@ from evalflow.domain.plugineval.report import (
     threshold_line,
 )
 from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
-from evalflow.io.plugineval import build_corpus, evaluate_path, load_corpus, write_corpus
+from evalflow.io.plugineval import (
+    build_corpus,
+    corpus_skill_reader,
+    evaluate_path,
+    load_corpus,
+    write_corpus,
+)
 
 
 def _judges(ctx: click.Context) -> Sequence[Any]:
@@ -58,6 +64,8 @@ class _Llm:
 
     judges: tuple[Any, ...] = ()
     mc_factory: Any | None = None
+    # The Claude skill-vs-skill judge of the judged Elo (with --judge anthropic).
+    pairwise: Any | None = None
     transports: list[Any] = field(default_factory=list)
 
     def report_usage(self) -> None:
@@ -120,6 +128,14 @@ def _llm(
             )
         )
         out.transports += list({id(j.transport): j.transport for j in out.judges}.values())
+        from evalflow.judges.claude_skill_pairwise import ClaudeSkillPairwiseJudge
+
+        out.pairwise = ClaudeSkillPairwiseJudge(
+            ClaudeSettings.from_env(model=(judge_models or (claude.model,))[0]),
+            cache_dir=cache_dir,
+            budget=budget,
+        )
+        out.transports.append(out.pairwise.transport)
     if mc_backend == "anthropic":
         from evalflow.judges.claude_mc import ClaudeMcFactory
 
@@ -152,9 +168,12 @@ def _run_score(
     certify: bool,
     llm: _Llm,
     compat: str | None = None,
+    pairwise_opponents: int = 8,
 ) -> None:
     if runs <= 0:
         raise InputError("--runs must be positive", where="--runs")
+    if pairwise_opponents < 1:
+        raise InputError("--pairwise-opponents must be at least 1", where="--pairwise-opponents")
     if compat is not None and corpus_dir is not None:
         # The corpus was scored by evalflow's rules: an Elo across the two is not like for like.
         raise InputError(
@@ -163,7 +182,16 @@ def _run_score(
             where="--compat",
             fix="drop --corpus-dir, or score without --compat",
         )
-    corpus = load_corpus(corpus_dir) if corpus_dir is not None else None
+    corpus = None
+    pairwise = None
+    if corpus_dir is not None:
+        corpus = load_corpus(corpus_dir)
+        # With a Claude judge the deep Elo is judged; the corpus must say where opponents live.
+        if depth == "deep" and llm.pairwise is not None:
+            from evalflow.domain.plugineval.elo import PairwiseSetup
+
+            reader = corpus_skill_reader(corpus_dir, corpus)
+            pairwise = PairwiseSetup(llm.pairwise, reader, pairwise_opponents)
     options = EvalOptions(
         depth=depth,
         judges=(*_judges(ctx), *llm.judges),
@@ -172,6 +200,7 @@ def _run_score(
         corpus=corpus,
         mc_factory=llm.mc_factory,
         compat=compat,
+        pairwise=pairwise,
     )
     try:
         evaluations, is_batch = evaluate_path(path, options)
@@ -239,6 +268,14 @@ _score_options = [
         "--runs", type=int, default=50, show_default=True, help="Monte Carlo runs (deep)."
     ),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for every draw."),
+    click.option(
+        "--pairwise-opponents",
+        type=int,
+        default=8,
+        show_default=True,
+        help="Corpus skills the judged Elo plays (deep, --judge anthropic, --corpus-dir): "
+        "a seeded sample, each match judged in both orders.",
+    ),
 ]
 
 
@@ -322,6 +359,7 @@ def score(
     corpus_dir: Path | None,
     runs: int,
     seed: int,
+    pairwise_opponents: int,
     output: str,
     as_json: bool,
     judge: str,
@@ -342,6 +380,7 @@ def score(
         certify=False,
         llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
         compat=compat,
+        pairwise_opponents=pairwise_opponents,
     )
 
 
@@ -357,6 +396,7 @@ def certify(
     corpus_dir: Path | None,
     runs: int,
     seed: int,
+    pairwise_opponents: int,
     output: str,
     as_json: bool,
     judge: str,
@@ -376,6 +416,7 @@ def certify(
         seed,
         certify=True,
         llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
+        pairwise_opponents=pairwise_opponents,
     )
 
 
@@ -441,7 +482,7 @@ def compare(
 @guarded
 def init(plugins_dir: Path, corpus_dir: Path) -> None:
     """Build the gold-corpus index (static scores, sha256) from every skill in PLUGINS_DIR."""
-    index = build_corpus(plugins_dir)
+    index = build_corpus(plugins_dir, corpus_dir)
     target = write_corpus(corpus_dir, index)
     click.echo(f"indexed {len(index.skills)} skill(s) into {target.as_posix()}")
 

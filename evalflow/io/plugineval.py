@@ -28,7 +28,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from evalflow.domain.plugineval.evaluate import EvalOptions, SkillEvaluation, evaluate_skill
@@ -483,8 +483,12 @@ def evaluate_path(
     return out, is_batch
 
 
-def build_corpus(plugins_dir: Path) -> CorpusIndex:
-    """Static-score every skill under PLUGINS_DIR into a corpus index (deterministic)."""
+def build_corpus(plugins_dir: Path, corpus_dir: Path | None = None) -> CorpusIndex:
+    """Static-score every skill under PLUGINS_DIR into a corpus index (deterministic).
+
+    The index records PLUGINS_DIR relative to `corpus_dir` (the index's folder) when given,
+    else absolute, so the judged Elo can read opponents' SKILL.md from it.
+    """
     from evalflow.domain.plugineval.corpus import build_index, make_entry
 
     if not plugins_dir.is_dir():
@@ -508,7 +512,31 @@ def build_corpus(plugins_dir: Path) -> CorpusIndex:
                 composite_quick=ev.composite.score or 0.0,
             )
         )
-    return build_index(entries)
+    recorded = os.path.realpath(plugins_dir)
+    if corpus_dir is not None:
+        recorded = os.path.relpath(recorded, os.path.realpath(corpus_dir))
+    return build_index(entries, Path(recorded).as_posix())
+
+
+def corpus_skill_reader(corpus_dir: Path, index: CorpusIndex) -> Callable[[str], bytes | None]:
+    """Read a corpus skill's SKILL.md bytes by its index path, confined to the recorded
+    plugins directory (the index is input: a path such as `../../etc` reads nothing)."""
+    from evalflow.domain.plugineval.corpus import INDEX_FILENAME, require_plugins_dir
+
+    where = (corpus_dir / INDEX_FILENAME).as_posix()
+    root = corpus_dir / require_plugins_dir(index, where)
+    if not root.is_dir():
+        raise InputError(
+            f"the corpus's plugins directory {root.as_posix()} is not a directory",
+            where=where,
+            fix="re-run `evalflow plugin init PLUGINS_DIR --corpus-dir DIR`",
+        )
+    reader = _Confined(root, root.as_posix())
+
+    def read(path: str) -> bytes | None:
+        return reader.read((PurePosixPath(path) / SKILL_FILENAME).as_posix())
+
+    return read
 
 
 def write_corpus(corpus_dir: Path, index: CorpusIndex) -> Path:

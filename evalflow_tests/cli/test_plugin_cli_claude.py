@@ -164,3 +164,55 @@ def test_claude_judge_and_claude_monte_carlo_certify(monkeypatch: pytest.MonkeyP
     out = json.loads(res.stdout)
     assert [layer["measured"] for layer in out["layers"]] == [True, True, True]
     assert out["confidence"] == "certified"  # a real judge and a real Monte Carlo run
+
+
+def respond_with_preference(turn: Turn) -> Reply:
+    """`respond`, plus the judged Elo's skill-vs-skill question: the first shown skill wins."""
+    from evalflow.judges.claude_skill_pairwise import PREFERENCE_TOOL_NAME
+
+    if turn.body["tools"][0]["name"] == PREFERENCE_TOOL_NAME:
+        payload = {"preference": "first", "reason": "scripted"}
+        return Reply([tool_use(PREFERENCE_TOOL_NAME, payload, turn)])
+    return respond(turn)
+
+
+def test_deep_score_with_the_claude_judge_gives_a_judged_elo(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    assert invoke("init", DEMO, "--corpus-dir", corpus).exit_code == 0
+    args = ("score", GOOD, "--depth", "deep", "--runs", "4", "--corpus-dir", corpus)
+    with FakeAnthropic(respond_with_preference) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke(*args, "--judge", "anthropic", "--pairwise-opponents", "2", "--json")
+        assert res.exit_code == 0, res.output
+        sent = len(fake.requests)
+        assert sent == 1 + 2 * 2  # the judge layer, then two opponents in both orders
+        md = invoke(*args, "--judge", "anthropic", "--pairwise-opponents", "2")
+        assert len(fake.requests) == sent  # replayed from the response cache
+    elo = json.loads(res.stdout)["elo"]
+    assert elo["computed"] and elo["kind"] == "judged" and elo["label"] == "Judged Elo"
+    assert elo["opponents"] == 2 and elo["matches"] == 4
+    assert elo["order_disagreements"] == 2  # "first" in both orders: draws, counted
+    assert elo["rating"] == 1500.0 and elo["left_out"] == [] and elo["note"] is None
+    assert json.loads(res.stdout)["composite"]["badge_basis"] == "composite and judged Elo"
+    assert "Judged Elo 1500.0" in md.stdout and "2 order disagreement(s)" in md.stdout
+
+
+def test_judged_elo_refuses_an_index_without_its_plugins_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    assert invoke("init", DEMO, "--corpus-dir", corpus).exit_code == 0
+    index = json.loads((corpus / "index.json").read_text())
+    del index["plugins_dir"]  # as written before the field existed
+    (corpus / "index.json").write_text(json.dumps(index))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    res = invoke("certify", GOOD, "--corpus-dir", corpus, "--judge", "anthropic")
+    assert res.exit_code == 2
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "re-run `evalflow plugin init" in res.stderr
+    offline = invoke("certify", GOOD, "--corpus-dir", corpus, "--json")  # no judge: still fine
+    assert offline.exit_code == 0
+    assert json.loads(offline.stdout)["elo"]["kind"] == "static-score"

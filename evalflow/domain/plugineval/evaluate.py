@@ -13,7 +13,10 @@ Elo is like for like: the candidate plays with the layers the corpus was scored 
 (`CorpusIndex.depth`), never with more; a corpus needing a layer the candidate did not
 measure gets no Elo (one-line reason). With no pairwise judge the Elo is a static-score Elo
 (`EloResult.kind`), and its permutation/bootstrap seed is fixed (`ELO_SEED`): it is a
-computation over deterministic scores, not a sample, so `--seed` does not move it.
+computation over deterministic scores, not a sample, so `--seed` does not move it. With a
+pairwise judge (`EvalOptions.pairwise`) the Elo is a judged Elo instead (`elo.judged_skill_elo`):
+the judge reads both SKILL.md texts, so no layer is mixed, and the opponent sample and the
+permutations use `ELO_SEED` too, so every candidate of a corpus meets the same opponents.
 
 File-system questions are injected (`resolve` says which link targets exist, `judge_input`
 reads references for the judge), so this module does no I/O. The judge, Monte Carlo and
@@ -44,7 +47,7 @@ from evalflow.domain.plugineval.static import StaticResult, analyze_static
 
 if TYPE_CHECKING:
     from evalflow.domain.plugineval.corpus import CorpusIndex
-    from evalflow.domain.plugineval.elo import EloResult
+    from evalflow.domain.plugineval.elo import EloResult, PairwiseSetup
     from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeLayerResult, PluginJudge
     from evalflow.domain.plugineval.montecarlo import McBackend, McPrompt, McResult
 
@@ -70,6 +73,8 @@ class EvalOptions:
     mc_factory: McFactory | None = None
     # "public": the static layer by the public tool's rules (`compat.py`), else evalflow's.
     compat: str | None = None
+    # A pairwise judge makes the deep-depth Elo a judged Elo (needs `corpus`).
+    pairwise: PairwiseSetup | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +259,14 @@ def evaluate_skill(
             elo = EloResult(
                 False,
                 "no corpus: pass --corpus-dir DIR built by `evalflow plugin init PLUGINS_DIR`",
+            )
+        elif options.pairwise is not None:
+            from evalflow.domain.plugineval.elo import judged_skill_elo
+            from evalflow.domain.plugineval.parser import decode_skill_md
+
+            candidate_md = decode_skill_md(files.skill_md, parsed.location)[0]
+            elo = judged_skill_elo(
+                candidate_md, sha, options.corpus, options.pairwise, seed=ELO_SEED
             )
         else:
             elo = _like_for_like_elo(layer_scores, layer_cis, options.corpus, sha, skill_elo)

@@ -103,6 +103,9 @@ def _elo(ev: SkillEvaluation) -> dict[str, Any] | None:
     e = ev.elo
     if e is None:
         return None
+    # An EloResult exists, so its module (numpy) is loaded already; the quick path never is.
+    from evalflow.domain.plugineval.elo import JUDGED
+
     return {
         "computed": e.computed,
         "reason": e.reason,
@@ -116,8 +119,11 @@ def _elo(ev: SkillEvaluation) -> dict[str, Any] | None:
         "permutations": e.permutations,
         "bootstrap_samples": e.bootstrap_samples,
         "kind": e.kind,
+        "label": "Judged Elo" if e.kind == JUDGED else "Static-score Elo",
         "basis": e.basis,
         "note": _STATIC_ELO_NOTE if e.kind == STATIC_SCORE else None,
+        "judge": e.judge,
+        "left_out": [{"path": path, "reason": why} for path, why in e.left_out],
     }
 
 
@@ -200,7 +206,7 @@ def report_dict(
     elo_computed = ev.elo is not None and ev.elo.computed
     elo_value = _r(ev.elo.rating, 1) if ev.elo is not None and ev.elo.computed else None
     if elo_computed:
-        basis = "composite and Elo"
+        basis = "composite and judged Elo"
         if ev.elo is not None and ev.elo.kind == STATIC_SCORE:
             basis = "composite and static-score Elo"
     elif ev.elo is not None:
@@ -345,14 +351,20 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["Static layer by the public PluginEval tool's rules (--compat public).", ""]
     elo = report["elo"]
     if elo is not None and elo["computed"]:
-        kind = "Static-score Elo" if elo["kind"] == STATIC_SCORE else "Elo"
+        # A judged Elo's basis names its judge; a static-score one's the depth it was scored at.
+        basis = f"scored at {elo['basis']}" if elo["kind"] == STATIC_SCORE else elo["basis"]
         lines.append(
-            f"{kind} {elo['rating']:.1f} [{elo['ci_low']:.1f}, {elo['ci_high']:.1f}] · corpus "
-            f"percentile {elo['corpus_percentile']:.1f} · {elo['matches']} matches, "
-            f"{elo['order_disagreements']} order disagreement(s) · scored at {elo['basis']}"
+            f"{elo['label']} {elo['rating']:.1f} [{elo['ci_low']:.1f}, {elo['ci_high']:.1f}] · "
+            f"corpus percentile {elo['corpus_percentile']:.1f} · {elo['matches']} matches, "
+            f"{elo['order_disagreements']} order disagreement(s) · {basis}"
         )
         if elo["note"]:
             lines.append(f"({elo['note']})")
+    if elo is not None and elo["left_out"]:
+        lines.append(
+            f"{elo['label']} left out {len(elo['left_out'])} corpus skill(s): "
+            + "; ".join(f"`{x['path']}` ({x['reason']})" for x in elo["left_out"])
+        )
     lines.append(f"Badge basis: {comp['badge_basis']}")
     if "certification" in report:
         lines.append(f"Certification: {report['certification']['statement']}")
@@ -411,18 +423,22 @@ def render_batch_markdown(batch: Mapping[str, Any]) -> str:
         f"# PluginEval — {summary['count']} skill(s), mean composite "
         f"{_fmt(summary['mean_composite'])}",
         "",
-        "| skill | composite | grade | badge | anti-patterns | simulated composite |",
-        "|---|---:|:---:|---|---|---:|",
+        "| skill | composite | grade | badge | Elo | anti-patterns | simulated composite |",
+        "|---|---:|:---:|---|---|---|---:|",
     ]
     for r in batch["skills"]:
         flags = ", ".join(r["layers"][0]["anti_patterns"]) or "—"
         sim = r["composite"]["simulated"]
         sim_cell = "—" if sim is None else f"{_fmt(sim['score'])} (simulated)"
         shown_badge = BADGE_DISPLAY[r["composite"]["badge"]]
+        elo = r["elo"]
+        elo_cell = "—"
+        if elo is not None and elo["computed"]:
+            elo_cell = f"{elo['rating']:.1f} ({elo['label'].removesuffix(' Elo').lower()})"
         lines.append(
             f"| `{r['skill']['path']}` | {_fmt(r['composite']['score'])} | "
-            f"{r['composite']['display_grade'] or '—'} | {shown_badge} | {flags} | "
-            f"{sim_cell} |"
+            f"{r['composite']['display_grade'] or '—'} | {shown_badge} | {elo_cell} | "
+            f"{flags} | {sim_cell} |"
         )
     if summary["simulated"] is not None:
         lines += [
