@@ -19,8 +19,6 @@ import click
 
 from evalflow.cli.output import emit_json
 from evalflow.domain.baseline import render_baseline_markdown
-from evalflow.domain.baseline_draft import render_draft
-from evalflow.domain.baseline_lint import lint_baseline, lint_probes
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, lock_path, read_text
 
@@ -149,7 +147,7 @@ def draft(
     anchors_from: Path | None,
 ) -> None:
     """Draft a baseline from the PRD: the offline rules (default, deterministic) or Claude."""
-    from evalflow.domain.baseline_draft import OfflineDrafter
+    from evalflow.domain.baseline_draft import OfflineDrafter, render_draft
     from evalflow.domain.prd import parse_prd
     from evalflow.importers.model import parse_priority_map
 
@@ -230,6 +228,9 @@ def _claude_drafter(
 @click.option("--head", default="HEAD", show_default=True, help="Commit of --repo to read.")
 def lint(baseline: Path, strict: bool, repo: Path | None, head: str) -> None:
     """Warn about violations of SPEC's decomposition rules (exit 0; --strict: 1 on warnings)."""
+    # Here, like the drafting rules in `draft`: `baseline check` does not load them.
+    from evalflow.domain.baseline_lint import lint_baseline, lint_probes
+
     bench = load_benchmark(baseline)
     warnings = lint_baseline(bench.baseline)
     if repo is not None:

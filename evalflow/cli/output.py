@@ -21,8 +21,6 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from evalflow.domain.rollup import format_half_up
-
 
 def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
@@ -55,6 +53,10 @@ def _cell(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
+        # Imported on first use: the roll-up module brings numpy and pandas, which a table of
+        # strings and integers (`evalflow query "SHOW TABLES"`) does not need.
+        from evalflow.domain.rollup import format_half_up
+
         return format_half_up(value) if abs(value) < 1e6 else f"{value:.4g}"
     return str(value)
 

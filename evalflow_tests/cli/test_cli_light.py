@@ -21,22 +21,24 @@ from evalflow_tests.conftest import DEMO
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "data" / "demo" / "skills" / "speckit" / "spec-writer"
-# Runs the CLI, then reports on its last stderr line whether any Dagster module was loaded.
-PROBE = """
+# Runs the CLI, then reports on its last stderr line which of the heavy libraries it loaded.
+HEAVY = ("dagster", "pandas", "pyarrow")
+PROBE = f"""
 import sys
 from evalflow.cli import main
 try:
     main(sys.argv[1:])
 finally:
-    loaded = any(m == "dagster" or m.startswith("dagster.") for m in sys.modules)
-    print(f"DAGSTER_LOADED={loaded}", file=sys.stderr)
+    loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
+    print("LOADED=" + ",".join(loaded), file=sys.stderr)
 """
 COLUMNS = ["benchmark", "framework", "run", "final", "final_ci_low", "final_ci_high"]
 COLUMNS += ["adjusted_final", "band", "bt_rating", "bt_ci_low", "bt_ci_high", "cost_usd"]
 ROW = ["trialist", "speckit", "r1", 0.625, 0.5, 0.7, 0.6, "good", 1500.0, 1400.0, 1600.0, 1.25]
 
 
-def run_light(*args: str, env: dict[str, str]) -> tuple[int, str, bool]:
+def run_light(*args: str, env: dict[str, str]) -> tuple[int, str, set[str]]:
+    """(exit code, stderr without the probe's line, the heavy libraries loaded)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         check=False,
@@ -47,44 +49,71 @@ def run_light(*args: str, env: dict[str, str]) -> tuple[int, str, bool]:
         timeout=120,
     )
     *err, last = done.stderr.rstrip("\n").splitlines() or [""]
-    assert last.startswith("DAGSTER_LOADED="), done.stderr
-    return done.returncode, "\n".join(err), last == "DAGSTER_LOADED=True"
+    assert last.startswith("LOADED="), done.stderr
+    return (
+        done.returncode,
+        "\n".join(err),
+        set(filter(None, last.removeprefix("LOADED=").split(","))),
+    )
 
 
+QUERY = ("query", "SELECT 1 AS one", "--json")
+BASELINE_CHECK = ("baseline", "check", str(DEMO / "_ac-baseline.yaml"))
+LIGHT = [
+    (("--help",), 0),
+    (("--version",), 0),
+    (QUERY, 0),
+    (("leaderboard",), 2),  # empty warehouse: "no ranked runs yet"
+    (BASELINE_CHECK, 0),
+    (("plugin", "score", str(PLUGIN), "--depth", "quick", "--output", "json"), 0),
+]
+
+
+def _light_env(tmp_path: Path) -> dict[str, str]:
+    return {"EVALFLOW_WAREHOUSE": str(tmp_path / "warehouse"), "DAGSTER_HOME": ""}
+
+
+@pytest.mark.parametrize(("args", "code"), LIGHT)
+def test_light_commands_never_import_dagster(args: tuple[str, ...], code: int, tmp_path) -> None:
+    rc, err, loaded = run_light(*args, env=_light_env(tmp_path))
+    assert rc == code, err
+    assert "dagster" not in loaded
+
+
+# pandas costs more than half of `evalflow query`'s 1 s budget (docs/performance.md). Two
+# modules outside the CLI still import it at their top (see the xfail reasons); strict, so the
+# mark must go when they stop.
 @pytest.mark.parametrize(
-    ("args", "code"),
+    ("args", "forbidden"),
     [
-        (("--help",), 0),
-        (("--version",), 0),
-        (("query", "SELECT 1 AS one", "--json"), 0),
-        (("leaderboard",), 2),  # empty warehouse: "no ranked runs yet"
-        (("baseline", "check", str(DEMO / "_ac-baseline.yaml")), 0),
-        (("plugin", "score", str(PLUGIN), "--depth", "quick", "--output", "json"), 0),
+        (("--help",), {"dagster", "pandas", "pyarrow"}),
+        (("--version",), {"dagster", "pandas", "pyarrow"}),
+        pytest.param(
+            QUERY,
+            {"dagster", "pandas"},
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="evalflow/storage/history.py imports pandas at module top "
+                "(storage.catalog needs only its SQL constants)",
+            ),
+        ),
+        pytest.param(
+            BASELINE_CHECK,
+            {"dagster", "pandas"},
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="evalflow/io/inputs.py imports evalflow.gates at module top, and "
+                "evalflow/domain/gates.py imports pandas",
+            ),
+        ),
     ],
 )
-def test_light_commands_never_import_dagster(args: tuple[str, ...], code: int, tmp_path) -> None:
-    env = {"EVALFLOW_WAREHOUSE": str(tmp_path / "warehouse"), "DAGSTER_HOME": ""}
-    rc, err, dagster_loaded = run_light(*args, env=env)
-    assert rc == code, err
-    assert not dagster_loaded
-
-
-@pytest.mark.parametrize("args", [("--help",), ("--version",)])
-def test_help_and_version_import_no_data_library(args: tuple[str, ...]) -> None:
-    # The environment check at start-up must stay light: pandas/pyarrow cost about a second.
-    probe = PROBE.replace(
-        'm == "dagster" or m.startswith("dagster.")', 'm in {"pandas", "pyarrow"}'
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.rstrip("\n").splitlines()[-1] == "DAGSTER_LOADED=False"
+def test_light_commands_import_no_data_library_they_do_not_use(
+    args: tuple[str, ...], forbidden: set[str], tmp_path: Path
+) -> None:
+    rc, err, loaded = run_light(*args, env=_light_env(tmp_path))
+    assert rc == 0, err
+    assert not loaded & forbidden, f"loaded {sorted(loaded & forbidden)}"
 
 
 def test_help_lists_every_command_by_its_own_summary() -> None:

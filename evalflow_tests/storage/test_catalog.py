@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from evalflow.storage.catalog import catalog_path, refresh_catalog
+from evalflow.storage.catalog import _view_sql, catalog_path, query, refresh_catalog
 from evalflow.storage.warehouse import Warehouse
 
 # A separate process, as an analyst's DuckDB client would be: it holds its connection (and
@@ -67,6 +67,35 @@ def test_views_use_absolute_paths_from_a_relative_root(
     monkeypatch.chdir("/")
     with duckdb.connect(str(tmp_path / "warehouse" / "evalflow.duckdb"), read_only=True) as con:
         assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
+def test_view_definitions_are_unchanged(tmp_path: Path) -> None:
+    # The exact text the catalog has always written (a quote in a path doubled), so analysts'
+    # files and tools see the same views whatever the reader of `evalflow query` does.
+    root = tmp_path / "it's"
+    wh = Warehouse(str(root))
+    wh.write("t", pd.DataFrame({"x": [1]}), "a")
+    refresh_catalog(wh)
+    folder = f"{root.resolve().as_posix()}/t".replace("'", "''")
+    with duckdb.connect(str(catalog_path(wh)), read_only=True) as con:
+        assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    assert _view_sql(wh, "t") == (
+        f"CREATE VIEW \"t\" AS SELECT * FROM read_parquet('{folder}/*/*.parquet', "
+        "union_by_name = true, hive_partitioning = false)"
+    )
+
+
+def test_query_reads_parts_of_a_changed_contract_like_the_views(tmp_path: Path) -> None:
+    # `evalflow query` copies a local table with the views' read options: a later part with
+    # a new column and a widened type reads as one table, as through the catalog file.
+    wh = Warehouse(str(tmp_path / "warehouse"))
+    wh.write("t", pd.DataFrame({"run_key": ["a"], "x": [1]}), "a")
+    wh.write("t", pd.DataFrame({"run_key": ["b"], "x": [2.5], "y": ["new"]}), "b")
+    refresh_catalog(wh)
+    sql = "SELECT run_key, x, y FROM t ORDER BY run_key"
+    with duckdb.connect(str(catalog_path(wh)), read_only=True) as con:
+        through_views = con.execute(sql).fetchall()
+    assert query(wh, sql)[1] == through_views == [("a", 1.0, None), ("b", 2.5, "new")]
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
