@@ -5,10 +5,11 @@ One judge = one model (and a replica number): it reads SKILL.md and the text of
 the model accepts a forced tool choice (`ask_tool`, the check judge's rule):
 
 * per test prompt, by its number in the list evalflow gives (so no prompt text is retyped
-  and mismatched): `should_trigger` — is the prompt inside the skill's real scope, as the
-  whole SKILL.md defines it — and `would_trigger` — would an agent that sees only the
-  skill's name and description among other skills pick it. evalflow computes the triggering
-  F1 from these pairs (PLUGINEVAL fix 5); the model is never asked for an F1;
+  and mismatched), only `would_trigger` — would an agent that sees only the skill's name and
+  description among other skills pick it. The prompts' `should_trigger` labels are
+  evalflow's (`judge_layer.judge_prompts`) and never leave evalflow: the request carries the
+  prompt texts only, so the model cannot choose the labels its answers are graded against.
+  evalflow computes the triggering F1 (PLUGINEVAL fix 5); the model is never asked for one;
 * anchored-rubric scores in [0, 1] for orchestration_fitness, output_quality (three
   realistic tasks simulated by the model) and scope_calibration; the 0.0 / 0.5 / 1.0 anchors
   are in the system prompt.
@@ -38,6 +39,7 @@ from evalflow.domain.plugineval.judge_layer import (
     JudgeInput,
     JudgeOutputError,
     JudgeReport,
+    judge_prompts,
     parse_judge_output,
 )
 from evalflow.judges.anthropic_judge import (
@@ -50,9 +52,9 @@ from evalflow.judges.anthropic_judge import (
 )
 from evalflow.judges.cost import BUDGET_STOP, Budget, BudgetExceededError, PriceTable, UsageRecord
 
-PLUGIN_PROMPT_VERSION = "plugin-judge-1"
+# plugin-judge-2: the model answers only would_trigger (the labels became evalflow's).
+PLUGIN_PROMPT_VERSION = "plugin-judge-2"
 REPORT_TOOL_NAME = "submit_plugin_report"
-FALLBACK_PROMPTS = 10
 _EPHEMERAL = {"type": "ephemeral"}
 
 ANCHORS: dict[str, tuple[str, str, str]] = {
@@ -98,11 +100,9 @@ You review one Claude Code skill (a SKILL.md file plus its references/) for Plug
 The skill is in <skill> (its description, the SKILL.md text and any references); the prompts
 to judge are the numbered lines in <test_prompts>.
 
-1. Triggering. For every numbered test prompt decide two things:
-   - should_trigger: is the prompt inside the skill's real scope, as the whole SKILL.md
-     defines what the skill does?
-   - would_trigger: would an agent that sees only the skill's name and description, among
-     many other skills, choose this skill for the prompt?
+1. Triggering. For every numbered test prompt decide would_trigger: would an agent that
+   sees only the skill's name and description, among many other skills, choose this skill
+   for the prompt? Judge from the name and description alone, not from the rest of SKILL.md.
    Answer every prompt exactly once, by its number. Do not compute any summary statistic.
 2. Rubric. Score each dimension in [0, 1] against these anchors (interpolate between them;
    never go outside [0, 1]). For output_quality, first imagine three realistic tasks a user
@@ -126,10 +126,9 @@ REPORT_TOOL: dict[str, Any] = {
                     "type": "object",
                     "properties": {
                         "index": {"type": "integer", "description": "the prompt's number"},
-                        "should_trigger": {"type": "boolean"},
                         "would_trigger": {"type": "boolean"},
                     },
-                    "required": ["index", "should_trigger", "would_trigger"],
+                    "required": ["index", "would_trigger"],
                     "additionalProperties": False,
                 },
             },
@@ -169,18 +168,9 @@ def skill_block(skill: JudgeInput, prompts: Sequence[str], replica: int) -> str:
     return "\n".join(parts)
 
 
-def fallback_prompts(skill: JudgeInput, seed: int = 0) -> tuple[str, ...]:
-    """Prompts for a `JudgeInput` that brings none: the offline generator's, for the skill
-    against the fixed distractor skills."""
-    from evalflow.domain.plugineval.router import DISTRACTORS, CatalogueEntry, generate_prompts
-
-    target = CatalogueEntry("candidate", skill.name, skill.description)
-    others = [CatalogueEntry(n, n, d) for n, d in DISTRACTORS]
-    return tuple(p.text for p in generate_prompts(target, others, FALLBACK_PROMPTS, seed=seed))
-
-
 def report_from_tool(payload: Any, prompts: Sequence[str], judge: str) -> JudgeReport:
-    """Validate the tool input and map answer numbers back to prompt texts."""
+    """Validate the tool input and map answer numbers back to prompt texts. Only
+    `would_trigger` is read: a `should_trigger` the model adds anyway is dropped here."""
     if not isinstance(payload, dict):
         raise JudgeOutputError(f"{judge}: the tool input is not an object")
     raw = payload.get("predictions")
@@ -203,11 +193,7 @@ def report_from_tool(payload: Any, prompts: Sequence[str], judge: str) -> JudgeR
         **{k: payload[k] for k in (*RUBRIC_DIMENSIONS, "rationale") if k in payload},
         "judge": judge,
         "predictions": [
-            {
-                "prompt": prompts[i - 1],
-                "should_trigger": by_index[i].get("should_trigger"),
-                "would_trigger": by_index[i].get("would_trigger"),
-            }
+            {"prompt": prompts[i - 1], "would_trigger": by_index[i].get("would_trigger")}
             for i in sorted(by_index)
         ],
     }
@@ -271,7 +257,11 @@ class ClaudePluginJudge:
         return self.transport.drain_usage()
 
     def judge(self, skill: JudgeInput) -> JudgeReport:
-        prompts = skill.prompts or fallback_prompts(skill, self.seed)
+        # Texts only: evalflow's labels and their sources must not reach the model.
+        prompts = tuple(
+            p.text
+            for p in skill.prompts or judge_prompts(skill.name, skill.description, seed=self.seed)
+        )
         site = CallSite(f"plugineval:{skill.name}", "plugin-judge", self.replica, 1)
         user = [{"type": "text", "text": skill_block(skill, prompts, self.replica)}]
         try:

@@ -97,8 +97,9 @@ class PerfectJudge:
     def judge(self, skill: JudgeInput) -> JudgeReport:
         return JudgeReport(
             judge=self.name,
+            # a test double that knows evalflow's labels: it predicts them exactly
             predictions=[
-                PromptPrediction(prompt=p, should_trigger=True, would_trigger=True)
+                PromptPrediction(prompt=p.text, would_trigger=p.should_trigger)
                 for p in skill.prompts
             ],
             orchestration_fitness=0.9,
@@ -113,6 +114,7 @@ def test_judges_plug_in_through_the_context_object() -> None:
     assert out["layers"][1]["measured"] is True
     assert out["confidence"] == "assessed"
     assert out["dimensions"]["scope_calibration"]["score"] == 0.9
+    assert out["layers"][1]["triggering"]["f1"] == 1.0
 
 
 def test_init_then_certify_with_elo(tmp_path: Path) -> None:

@@ -42,8 +42,7 @@ def respond(turn: Turn) -> Reply:
         opus = turn.body["model"] == "claude-opus-4-6"
         payload = {
             "predictions": [
-                {"index": i, "should_trigger": i <= 7, "would_trigger": i <= (6 if opus else 7)}
-                for i in indices
+                {"index": i, "would_trigger": i <= (8 if opus else 9)} for i in indices
             ],
             "orchestration_fitness": 0.9,
             "output_quality": 0.8,
@@ -101,7 +100,29 @@ def test_standard_score_with_the_claude_judge(
     out = json.loads(res.stdout)
     judge = out["layers"][1]
     assert judge["name"] == "judge" and judge["measured"] is True and judge["judges"] == 1
-    assert out["dimensions"]["triggering_accuracy"]["layers"]["judge"] == 1.0
+    # The F1 is graded on evalflow's labels, reported per prompt with its source.
+    prompts = judge["prompts"]
+    assert len(prompts) == 10 and {"prompt", "should_trigger", "source"} <= set(prompts[0])
+    assert {p["source"] for p in prompts if p["should_trigger"]} <= {
+        "description",
+        "name",
+        "heading",
+    }
+    assert all(p["source"].startswith("distractor:") for p in prompts if not p["should_trigger"])
+    pairs = [
+        (p["should_trigger"], p["would_trigger"]["anthropic:claude-sonnet-5-5"]) for p in prompts
+    ]
+    tp = sum(s and w for s, w in pairs)
+    f1 = 2 * tp / (2 * tp + sum(w and not s for s, w in pairs) + sum(s and not w for s, w in pairs))
+    assert judge["triggering"]["f1"] == round(f1, 4) and judge["triggering"]["reason"] is None
+    assert judge["triggering"]["positives"] == 7 and judge["triggering"]["negatives"] == 3
+    assert out["dimensions"]["triggering_accuracy"]["layers"]["judge"] == round(f1, 4)
+    # evalflow draws its 7 positives first; the scripted model says yes to prompts 1-9, so
+    # two of evalflow's negatives are false positives: F1 = 14 / 16, precision 7 / 9.
+    assert judge["triggering"]["f1"] == 0.875
+    assert judge["triggering"]["precision"] == round(7 / 9, 4)
+    request = json.dumps(fake.requests[0])
+    assert "should_trigger" not in request and "distractor:" not in request
     assert out["dimensions"]["scope_calibration"]["layers"]["judge"] == 0.85
     assert out["confidence"] == "assessed"
     assert "anthropic: 1 API call(s), 0 from cache" in res.stderr

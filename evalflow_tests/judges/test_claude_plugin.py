@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,12 +13,16 @@ import pytest
 
 from evalflow.domain.plugineval.judge_layer import (
     JudgeInput,
+    LabelledPrompt,
     cohen_kappa,
+    judge_prompts,
     run_judges,
 )
 from evalflow.judges.anthropic_judge import ClaudeSettings
 from evalflow.judges.claude_plugin import (
     ANCHORS,
+    PLUGIN_PROMPT_VERSION,
+    REPORT_TOOL,
     REPORT_TOOL_NAME,
     ClaudePluginJudge,
     make_plugin_judges,
@@ -35,15 +40,18 @@ from evalflow_tests.judges.fake_anthropic import (
 )
 
 PROMPTS = tuple(f"prompt number {i}" for i in range(1, 11))
+SHOULD = [True] * 7 + [False] * 3  # evalflow's labels
+WOULD = [True] * 5 + [False] * 2 + [True, False, False]  # the scripted model's answers
 SKILL = JudgeInput(
     name="spec-writer",
     description="Use when writing a feature specification from a PRD.",
     skill_md="---\nname: spec-writer\n---\n# Spec writer\nBODY-MARKER: write spec.md sections.\n",
     references=(("references/template.md", "REFERENCE-MARKER template text"),),
-    prompts=PROMPTS,
+    prompts=tuple(
+        LabelledPrompt(p, s, "description" if s else "distractor:SOURCE-MARKER")
+        for p, s in zip(PROMPTS, SHOULD, strict=True)
+    ),
 )
-SHOULD = [True] * 7 + [False] * 3
-WOULD = [True] * 5 + [False] * 2 + [True, False, False]
 
 
 @pytest.fixture(autouse=True)
@@ -64,16 +72,17 @@ def numbered(turn: Turn) -> list[int]:
     return [int(m) for m in re.findall(r"^(\d+)\. ", block, re.MULTILINE)]
 
 
-def report_reply(would: list[bool] | None = None, **scores: Any) -> Callable[[Turn], Reply]:
+def report_reply(
+    would: list[bool] | None = None, *, claimed: bool | None = None, **scores: Any
+) -> Callable[[Turn], Reply]:
+    """A scripted answer; `claimed` adds a model-made `should_trigger` to every prediction."""
+
     def respond(turn: Turn) -> Reply:
+        extra = {} if claimed is None else {"should_trigger": claimed}
+        answers = would or WOULD
         payload = {
             "predictions": [
-                {
-                    "index": i,
-                    "should_trigger": SHOULD[i - 1],
-                    "would_trigger": (would or WOULD)[i - 1],
-                }
-                for i in numbered(turn)
+                {"index": i, "would_trigger": answers[i - 1], **extra} for i in numbered(turn)
             ],
             "orchestration_fitness": 0.8,
             "output_quality": 0.7,
@@ -119,6 +128,35 @@ def test_predictions_become_an_f1_computed_by_evalflow(tmp_path: Path) -> None:
     assert request["tool_choice"] == {"type": "auto"}
     (record,) = judge.drain_usage()
     assert record.usd == pytest.approx(hand_cost(fake.usages), rel=1e-12) and not record.cached
+
+
+def test_the_request_carries_no_label(tmp_path: Path) -> None:
+    with FakeAnthropic(report_reply()) as fake:
+        run_judges([judge_for(fake, tmp_path)], SKILL)
+    (request,) = fake.requests
+    sent = json.dumps(request)
+    assert "should_trigger" not in sent and "SOURCE-MARKER" not in sent
+    assert "distractor:" not in sent
+    item = REPORT_TOOL["input_schema"]["properties"]["predictions"]["items"]
+    assert set(item["properties"]) == {"index", "would_trigger"}
+    assert PLUGIN_PROMPT_VERSION == "plugin-judge-2"  # the request changed: new cache keys
+
+
+def test_always_yes_loses_precision_on_evalflows_negatives(tmp_path: Path) -> None:
+    with FakeAnthropic(report_reply([True] * 10)) as fake:
+        layer = run_judges([judge_for(fake, tmp_path)], SKILL)
+    assert layer.triggering is not None
+    assert layer.triggering.precision == pytest.approx(7 / 10) and layer.triggering.recall == 1.0
+    assert layer.dimensions["triggering_accuracy"] == pytest.approx(14 / 17)
+
+
+def test_a_should_trigger_from_the_model_is_ignored(tmp_path: Path) -> None:
+    # It claims every prompt should trigger (so its own labels would give F1 8/(8+2) = 0.8
+    # over its 6 yes / 4 no); evalflow grades against its own labels instead.
+    with FakeAnthropic(report_reply(claimed=True)) as fake:
+        layer = run_judges([judge_for(fake, tmp_path)], SKILL)
+    assert layer.measured
+    assert layer.dimensions["triggering_accuracy"] == pytest.approx(10 / 13)
 
 
 def test_forced_tool_choice_for_models_that_accept_it(tmp_path: Path) -> None:
@@ -255,4 +293,5 @@ def test_prompts_are_generated_when_none_are_given(tmp_path: Path) -> None:
         bare = replace(SKILL, prompts=())
         layer = run_judges([judge_for(fake, tmp_path)], bare)
     assert layer.measured
-    assert numbered(Turn(fake.requests[0], "", 1, 1)) == list(range(1, 11))
+    assert layer.prompts == judge_prompts(SKILL.name, SKILL.description)
+    assert numbered(Turn(fake.requests[0], "", 1, 1)) == list(range(1, len(layer.prompts) + 1))

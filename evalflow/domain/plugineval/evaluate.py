@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeLayerResult, PluginJudge
     from evalflow.domain.plugineval.montecarlo import McBackend, McPrompt, McResult
 
-JUDGE_PROMPTS = 10
 ELO_SEED = 0
 
 McFactory = Callable[
@@ -151,22 +150,25 @@ def router_factory(
     )
 
 
-def _default_judge_input(skill: ParsedSkill, seed: int) -> JudgeInput:
-    from evalflow.domain.plugineval.judge_layer import JudgeInput
-    from evalflow.domain.plugineval.router import (
-        DISTRACTORS,
-        CatalogueEntry,
-        generate_prompts,
-    )
+def _default_judge_input(skill: ParsedSkill, options: EvalOptions, sha: str) -> JudgeInput:
+    """The skill and evalflow's labelled test prompts: positives from its own description,
+    name and headings; negatives from the distractors, the plugin's other entries and the
+    corpus (minus this skill), so the set is fixed by (skill bytes, corpus, seed)."""
+    from evalflow.domain.plugineval.judge_layer import JudgeInput, judge_prompts
 
-    target = CatalogueEntry("candidate", skill.name or skill.dir_name, skill.description)
-    others = [CatalogueEntry(n, n, d) for n, d in DISTRACTORS]
-    prompts = generate_prompts(target, others, JUDGE_PROMPTS, seed=seed)
+    name = skill.name or skill.dir_name
+    others = [(f"other:{n}", n, d) for n, d in options.negatives]
+    if options.corpus is not None:
+        others += [
+            (f"corpus:{e.path}", e.name, e.description)
+            for e in options.corpus.skills
+            if e.sha256 != sha
+        ]
+    prompts = judge_prompts(
+        name, skill.description, seed=options.seed, headings=skill.headings, others=others
+    )
     return JudgeInput(
-        name=target.name,
-        description=skill.description,
-        skill_md=skill.text,
-        prompts=tuple(p.text for p in prompts),
+        name=name, description=skill.description, skill_md=skill.text, prompts=prompts
     )
 
 
@@ -210,7 +212,7 @@ def evaluate_skill(
 
         t0 = clock()
         if options.judges:
-            base_input = _default_judge_input(parsed, options.seed)
+            base_input = _default_judge_input(parsed, options, sha)
             judge_in = judge_input(parsed, base_input) if judge_input else base_input
             judge = run_judges(options.judges, judge_in, seed=options.seed)
         else:

@@ -1,19 +1,27 @@
 """Layer 2 — LLM judge: the data model and the maths, independent of any transport.
 
 A judge (anything implementing `PluginJudge`) reads one skill and returns a `JudgeReport`:
-per-prompt triggering predictions for ~10 test prompts plus anchored-rubric scores for
-orchestration_fitness, output_quality and scope_calibration. evalflow then
+per test prompt its `would_trigger` prediction (would an agent that sees only the skill's
+name and description among other skills pick it?) plus anchored-rubric scores for
+orchestration_fitness, output_quality and scope_calibration. The test prompts and their
+`should_trigger` labels are evalflow's (`judge_prompts`: the seeded router generator —
+positives from the skill's own description, name and headings, negatives from distractor,
+corpus and plugin skills); the judge sees only the texts, so it never chooses the labels its
+predictions are graded against. evalflow then
 
-* computes triggering F1 from the predictions itself — a number the model writes is never
-  used (fix 5), and rubric scores outside [0, 1] (or NaN) are rejected, not clamped;
+* computes triggering F1, precision and recall from (evalflow's label, the judge's
+  `would_trigger`) itself — a number the model writes is never used (fix 5), a
+  `should_trigger` the model adds is ignored, and rubric scores outside [0, 1] (or NaN) are
+  rejected, not clamped; a prompt set without both labels leaves F1 unmeasured (a reason);
 * averages valid judges, and reports Cohen's kappa on `would_trigger` over the prompts two
   judges share (the mean over pairs when there are more than two judges);
 * gives CIs: triggering from a seeded bootstrap over prompts, rubric dimensions from a
   t-interval across judges when there are at least two (one judge → no rubric CI).
 
-A judge that raises or returns invalid output is reported as a finding and left out; with
-no valid judge the layer is unmeasured. No judge implementation ships here: the Claude
-backend plugs in through `PluginJudge`, and tests bring their own.
+A judge that raises, returns invalid output or does not answer every test prompt exactly
+once is reported as a finding and left out; with no valid judge the layer is unmeasured.
+No judge implementation ships here: the Claude backend plugs in through `PluginJudge`, and
+tests bring their own.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Annotated, Protocol
 
@@ -29,6 +37,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.plugineval.model import Finding
+from evalflow.domain.plugineval.router import LabelledPrompt
 
 RUBRIC_DIMENSIONS: tuple[str, ...] = (
     "orchestration_fitness",
@@ -36,17 +45,18 @@ RUBRIC_DIMENSIONS: tuple[str, ...] = (
     "scope_calibration",
 )
 BOOTSTRAP_SAMPLES = 500
+JUDGE_PROMPTS = 10
 
 UnitScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class PromptPrediction(BaseModel):
-    """One test prompt: should the skill trigger, and would it (the judge's prediction)."""
+    """The judge's answer for one test prompt: would the skill trigger. A `should_trigger`
+    the judge adds is dropped (extra="ignore"): that label is evalflow's, never the model's."""
 
     model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
 
     prompt: str = Field(min_length=1)
-    should_trigger: bool
     would_trigger: bool
 
 
@@ -65,13 +75,21 @@ class JudgeReport(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class JudgeInput:
-    """What a judge gets: the skill text, its readable references, suggested test prompts."""
+    """What a judge gets: the skill text, its readable references and evalflow's labelled
+    test prompts (a judge backend must send only their `text`). Empty `prompts`:
+    `run_judges` fills in `judge_prompts` for the skill."""
 
     name: str
     description: str
     skill_md: str
     references: tuple[tuple[str, str], ...] = ()
-    prompts: tuple[str, ...] = ()
+    prompts: tuple[LabelledPrompt, ...] = ()
+
+    def __post_init__(self) -> None:
+        keys = [_prompt_key(p.text) for p in self.prompts]
+        if len(set(keys)) != len(keys):
+            # Answers are matched to labels by text: a repeated prompt would be ambiguous.
+            raise ValueError("JudgeInput prompts must be distinct")
 
 
 class PluginJudge(Protocol):
@@ -103,13 +121,98 @@ def parse_judge_output(text: str, judge: str) -> JudgeReport:
         raise JudgeOutputError(f"{judge}: {loc}: {first['msg']}") from exc
 
 
-def triggering_f1(predictions: Sequence[PromptPrediction]) -> float | None:
-    """F1 of would_trigger against should_trigger; None if neither side has a positive."""
-    tp = sum(1 for p in predictions if p.should_trigger and p.would_trigger)
-    fp = sum(1 for p in predictions if not p.should_trigger and p.would_trigger)
-    fn = sum(1 for p in predictions if p.should_trigger and not p.would_trigger)
+def judge_prompts(
+    name: str,
+    description: str,
+    *,
+    seed: int = 0,
+    headings: Sequence[str] = (),
+    others: Sequence[tuple[str, str, str]] = (),
+    n: int = JUDGE_PROMPTS,
+) -> tuple[LabelledPrompt, ...]:
+    """evalflow's labelled test prompts for one skill: the router's seeded generator over the
+    skill (description, name, task-like headings) against the fixed distractors plus
+    `others` — (source id, name, description), e.g. ("corpus:<path>", …).
+
+    Deterministic for (name, description, headings, others, seed). A repeated text keeps its
+    first occurrence; a text drawn with both labels (another skill shares the phrase) is
+    dropped, since evalflow cannot say which it is.
+    """
+    from evalflow.domain.plugineval.router import (
+        DISTRACTORS,
+        CatalogueEntry,
+        body_topics,
+        labelled_prompts,
+    )
+
+    target = CatalogueEntry("candidate", name, description)
+    catalogue = [CatalogueEntry(f"distractor:{other}", other, d) for other, d in DISTRACTORS]
+    catalogue += [CatalogueEntry(sid, other, d) for sid, other, d in others]
+    drawn = labelled_prompts(target, catalogue, n, seed=seed, topics=body_topics(headings))
+    labels: dict[str, set[bool]] = {}
+    for p in drawn:
+        labels.setdefault(_prompt_key(p.text), set()).add(p.should_trigger)
+    out: dict[str, LabelledPrompt] = {}
+    for p in drawn:
+        key = _prompt_key(p.text)
+        if len(labels[key]) == 1 and key not in out:
+            out[key] = p
+    return tuple(out.values())
+
+
+@dataclass(frozen=True, slots=True)
+class TriggeringScores:
+    """Triggering against evalflow's labels; None where the ratio has no denominator."""
+
+    f1: float | None
+    precision: float | None
+    recall: float | None
+
+
+def triggering_scores(should: Sequence[bool], would: Sequence[bool]) -> TriggeringScores:
+    """F1 / precision / recall of `would` (the judge) against `should` (evalflow's labels)."""
+    if len(should) != len(would):
+        raise ValueError("triggering scores need one prediction per label")
+    tp = sum(1 for s, w in zip(should, would, strict=True) if s and w)
+    fp = sum(1 for s, w in zip(should, would, strict=True) if not s and w)
+    fn = sum(1 for s, w in zip(should, would, strict=True) if s and not w)
     denom = 2 * tp + fp + fn
-    return None if denom == 0 else 2 * tp / denom
+    return TriggeringScores(
+        f1=None if denom == 0 else 2 * tp / denom,
+        precision=None if tp + fp == 0 else tp / (tp + fp),
+        recall=None if tp + fn == 0 else tp / (tp + fn),
+    )
+
+
+def unmeasured_triggering(prompts: Sequence[LabelledPrompt]) -> str | None:
+    """Why F1 cannot be measured on this prompt set (None: it can). Without a negative every
+    judge that always says yes scores 1; without a positive F1 is 0 or undefined."""
+    if not prompts:
+        return "triggering F1 unmeasured: no test prompts"
+    if not any(p.should_trigger for p in prompts):
+        return "triggering F1 unmeasured: the prompt set has no should-trigger prompt"
+    if all(p.should_trigger for p in prompts):
+        return "triggering F1 unmeasured: the prompt set has no should-not-trigger prompt"
+    return None
+
+
+def answers_for(report: JudgeReport, prompts: Sequence[LabelledPrompt]) -> tuple[bool, ...]:
+    """The report's `would_trigger` per labelled prompt, in `prompts` order; raises
+    `JudgeOutputError` unless every prompt is answered exactly once and nothing else is."""
+    wanted = [_prompt_key(p.text) for p in prompts]
+    got: dict[str, bool] = {}
+    for p in report.predictions:
+        key = _prompt_key(p.prompt)
+        if key in got:
+            raise JudgeOutputError(f"{report.judge}: predictions: {p.prompt!r} answered twice")
+        got[key] = p.would_trigger
+    extra = sorted(got.keys() - set(wanted))
+    if extra:
+        raise JudgeOutputError(f"{report.judge}: predictions: {extra[0]!r} is not a test prompt")
+    missing = [k for k in wanted if k not in got]
+    if missing:
+        raise JudgeOutputError(f"{report.judge}: predictions: no answer for {missing[0]!r}")
+    return tuple(got[k] for k in wanted)
 
 
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
@@ -162,46 +265,72 @@ class JudgeLayerResult:
     cis: dict[str, tuple[float, float]] = field(default_factory=dict)
     per_judge: tuple[dict[str, float | str | None], ...] = ()
     findings: tuple[Finding, ...] = ()
+    # The labelled prompt set (audit trail) and each valid judge's answers, in per_judge order.
+    prompts: tuple[LabelledPrompt, ...] = ()
+    answers: tuple[tuple[bool, ...], ...] = ()
+    triggering: TriggeringScores | None = None
+    triggering_reason: str | None = None
 
 
-def _f1_bootstrap(reports: Sequence[JudgeReport], rng: np.random.Generator) -> np.ndarray:
-    """Mean-over-judges F1 per bootstrap sample, resampling each judge's prompts."""
-    per_judge: list[np.ndarray] = []
-    for r in reports:
-        should = np.array([p.should_trigger for p in r.predictions], dtype=bool)
-        would = np.array([p.would_trigger for p in r.predictions], dtype=bool)
-        idx = rng.integers(0, should.size, size=(BOOTSTRAP_SAMPLES, should.size))
-        s, w = should[idx], would[idx]
+def _f1_bootstrap(
+    should: np.ndarray, answers: Sequence[tuple[bool, ...]], rng: np.random.Generator
+) -> np.ndarray:
+    """Mean-over-judges F1 per bootstrap sample over the shared prompts; samples that drew
+    no should-trigger prompt have no F1 and are dropped."""
+    idx = rng.integers(0, should.size, size=(BOOTSTRAP_SAMPLES, should.size))
+    s = should[idx]
+    keep = s.any(axis=1)
+    f1s = []
+    for a in answers:
+        w = np.asarray(a, dtype=bool)[idx]
         tp = (s & w).sum(axis=1)
         denom = 2 * tp + (~s & w).sum(axis=1) + (s & ~w).sum(axis=1)
-        per_judge.append(np.where(denom > 0, 2 * tp / np.maximum(denom, 1), np.nan))
-    stacked = np.vstack(per_judge)
-    valid = ~np.isnan(stacked)
-    counts = valid.sum(axis=0)
-    sums = np.where(valid, stacked, 0.0).sum(axis=0)
-    return (sums / np.maximum(counts, 1))[counts > 0]
+        f1s.append(2 * tp / np.maximum(denom, 1))
+    return np.mean(np.vstack(f1s), axis=0)[keep]
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
 
 
 def aggregate_judges(
     reports: Sequence[JudgeReport],
+    prompts: Sequence[LabelledPrompt] = (),
     *,
     requested: int | None = None,
     findings: Sequence[Finding] = (),
     seed: int = 0,
 ) -> JudgeLayerResult:
-    """Average valid judge reports into per-dimension scores, CIs and kappa."""
+    """Average valid judge reports into per-dimension scores, CIs and kappa; triggering is
+    graded against `prompts`' labels (every report must answer exactly those prompts)."""
     requested = len(reports) if requested is None else requested
+    prompts = tuple(prompts)
     if not reports:
         reason = "no LLM judge configured" if requested == 0 else "no judge returned valid output"
-        return JudgeLayerResult(False, reason, requested, 0, findings=tuple(findings))
+        return JudgeLayerResult(
+            False, reason, requested, 0, findings=tuple(findings), prompts=prompts
+        )
     rng = np.random.default_rng(seed)
-    f1s = [triggering_f1(r.predictions) for r in reports]
+    answers = tuple(answers_for(r, prompts) for r in reports)
+    should = [p.should_trigger for p in prompts]
+    no_f1 = unmeasured_triggering(prompts)
+    per_scores = [
+        TriggeringScores(None, None, None) if no_f1 else triggering_scores(should, a)
+        for a in answers
+    ]
     dims: dict[str, float] = {}
     cis: dict[str, tuple[float, float]] = {}
-    valid_f1 = [f for f in f1s if f is not None]
-    if valid_f1:
-        dims["triggering_accuracy"] = sum(valid_f1) / len(valid_f1)
-        boot = _f1_bootstrap([r for r, f in zip(reports, f1s, strict=True) if f is not None], rng)
+    triggering = None
+    if no_f1 is None:
+        triggering = TriggeringScores(
+            f1=_mean([t.f1 for t in per_scores]),
+            precision=_mean([t.precision for t in per_scores]),
+            recall=_mean([t.recall for t in per_scores]),
+        )
+        assert triggering.f1 is not None  # both labels present ⇒ every F1 is defined
+        dims["triggering_accuracy"] = triggering.f1
+        boot = _f1_bootstrap(np.asarray(should, dtype=bool), answers, rng)
         if boot.size:
             lo, hi = np.percentile(boot, [2.5, 97.5])
             cis["triggering_accuracy"] = (float(lo), float(hi))
@@ -224,10 +353,12 @@ def aggregate_judges(
     per_judge = tuple(
         {
             "judge": r.judge,
-            "triggering_f1": f,
+            "triggering_f1": t.f1,
+            "triggering_precision": t.precision,
+            "triggering_recall": t.recall,
             **{d: float(getattr(r, d)) for d in RUBRIC_DIMENSIONS},
         }
-        for r, f in zip(reports, f1s, strict=True)
+        for r, t in zip(reports, per_scores, strict=True)
     )
     return JudgeLayerResult(
         measured=True,
@@ -240,13 +371,20 @@ def aggregate_judges(
         cis=cis,
         per_judge=per_judge,
         findings=tuple(findings),
+        prompts=prompts,
+        answers=answers,
+        triggering=triggering,
+        triggering_reason=no_f1,
     )
 
 
 def run_judges(
     judges: Sequence[PluginJudge], skill: JudgeInput, *, seed: int = 0
 ) -> JudgeLayerResult:
-    """Ask every judge; failures become findings, valid reports are aggregated."""
+    """Ask every judge; failures become findings, valid reports are aggregated against the
+    input's labelled prompts (`judge_prompts` for the skill when it brings none)."""
+    if not skill.prompts:
+        skill = replace(skill, prompts=judge_prompts(skill.name, skill.description, seed=seed))
     reports: list[JudgeReport] = []
     findings: list[Finding] = []
     for judge in judges:
@@ -254,6 +392,7 @@ def run_judges(
             report = judge.judge(skill)
             if not isinstance(report, JudgeReport):
                 report = JudgeReport.model_validate(report)
+            answers_for(report, skill.prompts)
         except (ValidationError, JudgeOutputError) as exc:
             findings.append(
                 Finding("JUDGE_INVALID_OUTPUT", "warning", f"{judge.name}: {exc}", None)
@@ -270,4 +409,6 @@ def run_judges(
             )
             continue
         reports.append(report)
-    return aggregate_judges(reports, requested=len(judges), findings=findings, seed=seed)
+    return aggregate_judges(
+        reports, skill.prompts, requested=len(judges), findings=findings, seed=seed
+    )

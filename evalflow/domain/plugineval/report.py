@@ -10,7 +10,11 @@ JSON per skill (keys beyond SPEC's are additions, none renamed):
                            "weight", "layers": {"static", "judge", "monte_carlo"},
                            "simulated"}},
      "layers": [{"name": "static", "duration_ms", "measured", "anti_patterns", ...},
-                {"name": "judge", "duration_ms", "measured", "judges", "kappa", ...},
+                {"name": "judge", "duration_ms", "measured", "judges", "kappa", ...,
+                 "triggering": {"f1", "precision", "recall", "positives", "negatives",
+                                "reason"},
+                 "prompts": [{"prompt", "should_trigger", "source", "would_trigger":
+                              {judge: bool}}]},
                 {"name": "monte_carlo", "duration_ms", "measured", "simulated", ...}],
      "elo": {...} | null, "findings": [...]}
 
@@ -26,7 +30,7 @@ composite 2, Elo 1); `duration_ms` is the only field that varies between identic
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalflow.domain.plugineval.composite import (
     BADGE_DISPLAY,
@@ -40,6 +44,22 @@ from evalflow.domain.plugineval.composite import (
 )
 from evalflow.domain.plugineval.evaluate import SkillEvaluation
 from evalflow.domain.plugineval.model import DIMENSIONS
+
+if TYPE_CHECKING:
+    from evalflow.domain.plugineval.judge_layer import JudgeLayerResult
+
+
+def _judge_triggering(j: JudgeLayerResult) -> dict[str, Any]:
+    """Triggering against evalflow's labels (means over judges); null F1 with a reason."""
+    t = j.triggering
+    return {
+        "f1": _r(t.f1) if t else None,
+        "precision": _r(t.precision) if t else None,
+        "recall": _r(t.recall) if t else None,
+        "positives": sum(1 for p in j.prompts if p.should_trigger),
+        "negatives": sum(1 for p in j.prompts if not p.should_trigger),
+        "reason": j.triggering_reason,
+    }
 
 
 def _r(x: float | None, places: int = SCORE_DECIMALS) -> float | None:
@@ -75,6 +95,20 @@ def _layers(ev: SkillEvaluation) -> list[dict[str, Any]]:
                 "per_judge": [
                     {k: (_r(v) if isinstance(v, float) else v) for k, v in pj.items()}
                     for pj in j.per_judge
+                ],
+                "triggering": _judge_triggering(j),
+                # evalflow's labelled prompt set, so a user can audit what F1 was graded on.
+                "prompts": [
+                    {
+                        "prompt": p.text,
+                        "should_trigger": p.should_trigger,
+                        "source": p.source,
+                        "would_trigger": {
+                            str(pj["judge"]): a[i]
+                            for pj, a in zip(j.per_judge, j.answers, strict=True)
+                        },
+                    }
+                    for i, p in enumerate(j.prompts)
                 ],
             }
         )
@@ -312,7 +346,15 @@ def _layer_line(layer: Mapping[str, Any]) -> str:
         flags = ", ".join(layer["anti_patterns"]) or "none"
         return f"{head}: anti-patterns: {flags} (penalty ×{layer['penalty']:.2f})"
     if layer["name"] == "judge":
-        return f"{head}: {layer['judges']} judge(s), kappa {_fmt(layer['kappa'])}"
+        trig = layer["triggering"]
+        labels = f"{trig['positives']} should / {trig['negatives']} should-not prompts"
+        f1 = (
+            f"triggering F1 {_fmt(trig['f1'])} (precision {_fmt(trig['precision'])}, "
+            f"recall {_fmt(trig['recall'])}) on evalflow's labels, {labels}"
+            if trig["reason"] is None
+            else f"{trig['reason']} ({labels})"
+        )
+        return f"{head}: {layer['judges']} judge(s), kappa {_fmt(layer['kappa'])}; {f1}"
     st = layer["stats"]
     parts = [f"backend {layer['backend']}", f"{layer['runs']} runs"]
     if st.get("activation_rate") is not None:

@@ -15,7 +15,9 @@ How it works:
   "use when", commas, "or" and sentence ends) and from its task-like section headings
   (body topics: what the skill does, which the description should cover); negatives from
   other catalogue entries' phrases; put into fixed templates; 70 % positives, picked with
-  `numpy.random.default_rng(seed)`.
+  `numpy.random.default_rng(seed)`. `labelled_prompts` also says where each prompt came from
+  (`LabelledPrompt.source`: "description", "name", "heading", or the other entry's id), so
+  the judge layer can grade a model's `would_trigger` against labels the model never saw.
 * Routing — each prompt goes to the catalogue entry with the highest TF-IDF cosine
   (tf = 1 + log count, idf = log((1 + N) / (1 + df)) + 1, ties to the lowest id); no
   overlap at all routes nowhere. "activated" = routed to the skill under test.
@@ -140,17 +142,22 @@ class TfidfRouter:
         return min(winners), sims
 
 
-def trigger_phrases(name: str, description: str) -> list[str]:
-    """Short task phrases from a description (trigger clauses first), else from the name."""
-    phrases: list[str] = []
+def _sourced_phrases(name: str, description: str) -> list[tuple[str, str]]:
+    """(phrase, "description" | "name"): the description's clauses first, then the name."""
+    phrases: list[tuple[str, str]] = []
     for part in _SPLIT_RE.split(description):
         phrase = _TRIGGER_PREFIX_RE.sub("", part).strip(" -—()\"'")
-        if len(tokenize(phrase)) >= 2 and phrase.lower() not in (p.lower() for p in phrases):
-            phrases.append(phrase)
+        if len(tokenize(phrase)) >= 2 and phrase.lower() not in (p.lower() for p, _ in phrases):
+            phrases.append((phrase, "description"))
     name_phrase = name.replace("-", " ").replace("_", " ").strip()
     if name_phrase and tokenize(name_phrase):
-        phrases.append(name_phrase)
+        phrases.append((name_phrase, "name"))
     return phrases
+
+
+def trigger_phrases(name: str, description: str) -> list[str]:
+    """Short task phrases from a description (trigger clauses first), else from the name."""
+    return [phrase for phrase, _ in _sourced_phrases(name, description)]
 
 
 def body_topics(headings: Sequence[str]) -> list[str]:
@@ -164,6 +171,43 @@ def body_topics(headings: Sequence[str]) -> list[str]:
     return topics
 
 
+@dataclass(frozen=True, slots=True)
+class LabelledPrompt:
+    """A generated prompt, evalflow's label for it, and the phrase's origin (for audits)."""
+
+    text: str
+    should_trigger: bool
+    source: str
+
+
+def labelled_prompts(
+    target: CatalogueEntry,
+    others: Sequence[CatalogueEntry],
+    n: int,
+    *,
+    seed: int = 0,
+    topics: Sequence[str] = (),
+) -> list[LabelledPrompt]:
+    """`n` prompts: 70 % about the target (its trigger phrases and body topics), labelled
+    should-trigger; the rest from other entries' phrases, labelled should-not-trigger and
+    sourced to that entry's id."""
+    rng = np.random.default_rng(seed)
+    positives = [
+        *_sourced_phrases(target.name, target.description),
+        *((t, "heading") for t in topics),
+    ] or [(target.skill_id, "id")]
+    negatives = [(p, o.skill_id) for o in others for p in trigger_phrases(o.name, o.description)]
+    n_pos = n if not negatives else round(n * POSITIVE_SHARE)
+    prompts: list[LabelledPrompt] = []
+    for i in range(n):
+        positive = i < n_pos
+        pool = positives if positive else negatives
+        phrase, source = pool[int(rng.integers(len(pool)))]
+        template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
+        prompts.append(LabelledPrompt(template.format(p=phrase.lower()), positive, source))
+    return prompts
+
+
 def generate_prompts(
     target: CatalogueEntry,
     others: Sequence[CatalogueEntry],
@@ -172,22 +216,11 @@ def generate_prompts(
     seed: int = 0,
     topics: Sequence[str] = (),
 ) -> list[McPrompt]:
-    """`n` prompts: 70 % about the target (its trigger phrases and body topics), the rest
-    from other entries' phrases."""
-    rng = np.random.default_rng(seed)
-    positive_phrases = [*trigger_phrases(target.name, target.description), *topics] or [
-        target.skill_id
+    """`labelled_prompts` as Monte Carlo prompts (the same draws, without the source)."""
+    return [
+        McPrompt(p.text, should_trigger=p.should_trigger)
+        for p in labelled_prompts(target, others, n, seed=seed, topics=topics)
     ]
-    negative_sources = [p for o in others for p in trigger_phrases(o.name, o.description)]
-    n_pos = n if not negative_sources else round(n * POSITIVE_SHARE)
-    prompts: list[McPrompt] = []
-    for i in range(n):
-        positive = i < n_pos
-        pool = positive_phrases if positive else negative_sources
-        phrase = pool[int(rng.integers(len(pool)))]
-        template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
-        prompts.append(McPrompt(template.format(p=phrase.lower()), should_trigger=positive))
-    return prompts
 
 
 @dataclass

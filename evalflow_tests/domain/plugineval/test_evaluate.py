@@ -39,9 +39,10 @@ class FixedJudge:
         self.seen.append(skill)
         return JudgeReport(
             judge=self.name,
+            # predicts evalflow's labels exactly: triggering F1 = 1
             predictions=[
-                PromptPrediction(prompt=p, should_trigger=i < 5, would_trigger=i < 5)
-                for i, p in enumerate(skill.prompts)
+                PromptPrediction(prompt=p.text, would_trigger=p.should_trigger)
+                for p in skill.prompts
             ],
             orchestration_fitness=0.5,
             output_quality=0.6,

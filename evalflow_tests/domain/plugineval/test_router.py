@@ -14,6 +14,7 @@ from evalflow.domain.plugineval.router import (
     body_topics,
     build_router_backend,
     generate_prompts,
+    labelled_prompts,
     trigger_phrases,
 )
 
@@ -52,6 +53,25 @@ def test_prompts_are_seeded_and_split_70_30() -> None:
     assert all(not p.should_trigger for p in a[35:])
     # with no other skills every prompt is a positive
     assert all(p.should_trigger for p in generate_prompts(target, [], 10))
+
+
+def test_labelled_prompts_say_where_each_phrase_came_from() -> None:
+    target = CatalogueEntry("candidate", "spec-writer", SPEC_DESC)
+    others = [CatalogueEntry("distractor:sql", "sql-tuning", "Use when a SQL query is slow.")]
+    topics = ["Writing user stories"]
+    labelled = labelled_prompts(target, others, 40, seed=2, topics=topics)
+    # the same draws as the Monte Carlo prompts, with a source added
+    plain = generate_prompts(target, others, 40, seed=2, topics=topics)
+    assert [McPrompt(p.text, p.should_trigger) for p in labelled] == plain
+    sources = {(p.should_trigger, p.source) for p in labelled}
+    assert sources == {
+        (True, "description"),
+        (True, "name"),
+        (True, "heading"),
+        (False, "distractor:sql"),
+    }
+    heading = next(p for p in labelled if p.source == "heading")
+    assert "writing user stories" in heading.text
 
 
 def test_router_backend_is_simulated_and_derives_quality_and_tokens() -> None:
