@@ -27,10 +27,18 @@ DAGSTER_YAML = "dagster.yaml"
 # Written into a Dagster home that has no instance file: without one Dagster warns "No dagster
 # instance configuration file" on every instance load (3–6 times per command) and prints its
 # telemetry banner on first use. Storage stays Dagster's default: everything under the home.
+# `python_log_level: INFO`: a multiprocess step's child process announces itself
+# (STEP_WORKER_STARTED, DEBUG) through a log manager built before the run's logger config
+# applies, whose console logger takes its level from the instance (default DEBUG), so the
+# run config's quiet console cannot silence it. INFO hides it; Dagster's events are stored
+# whatever the level, and `context.log.info` and above still reach the event log.
 DAGSTER_YAML_TEXT = """\
-# Written by evalflow: Dagster's default storage under this directory, telemetry off.
+# Written by evalflow: Dagster's default storage under this directory, telemetry off,
+# no DEBUG lines from multiprocess step workers on the console.
 telemetry:
   enabled: false
+python_logs:
+  python_log_level: INFO
 """
 
 
