@@ -18,7 +18,7 @@ import pandas as pd
 
 from evalflow.errors import InputError
 from evalflow.io.suites import known_suites, rate_from_tables
-from evalflow.pipeline.assets.common import IO
+from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports import plots
 from evalflow.storage.tables import columns
@@ -26,6 +26,8 @@ from evalflow.storage.tables import columns
 GROUP = "ranking"
 SUITE_SEED = 0
 SUITE_TABLES = ("suite_rating", "suite_pair", "suite_prd_score", "suite_left_out")
+# Like leaderboard_plots: a table of the plot files matplotlib drew.
+PLOT_KINDS = {"python", "parquet", "matplotlib"}
 
 
 def rate_all_suites(
@@ -78,16 +80,22 @@ def rate_all_suites(
     group_name=GROUP,
     outs={
         "suite_rating": dg.AssetOut(
-            io_manager_key=IO, description="Framework ratings per suite, 95 % cluster CIs"
+            io_manager_key=IO,
+            description="Framework ratings per suite, 95 % cluster CIs",
+            kinds=KINDS,
         ),
         "suite_pair": dg.AssetOut(
-            io_manager_key=IO, description="P(A better than B) per suite framework pair"
+            io_manager_key=IO,
+            description="P(A better than B) per suite framework pair",
+            kinds=KINDS,
         ),
         "suite_prd_score": dg.AssetOut(
-            io_manager_key=IO, description="Framework × PRD mean Final and noise per suite"
+            io_manager_key=IO,
+            description="Framework × PRD mean Final and noise per suite",
+            kinds=KINDS,
         ),
         "suite_left_out": dg.AssetOut(
-            io_manager_key=IO, description="Runs each suite rating left out, and why"
+            io_manager_key=IO, description="Runs each suite rating left out, and why", kinds=KINDS
         ),
     },
 )
@@ -102,12 +110,10 @@ def suite_rating(
     as samples), seeded 1,000-sample cluster bootstrap, variance decomposition."""
     frames = rate_all_suites(leaderboard, ac_score, majority_vote, run_manifest, context.log)
     for name in SUITE_TABLES:
-        yield dg.Output(
-            frames[name], output_name=name, metadata={"dagster/row_count": len(frames[name])}
-        )
+        yield dg.Output(frames[name], output_name=name, metadata=table_metadata(name, frames[name]))
 
 
-@dg.asset(io_manager_key=IO, group_name=GROUP)
+@dg.asset(io_manager_key=IO, group_name=GROUP, kinds=PLOT_KINDS)
 def suite_plots(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
@@ -126,5 +132,5 @@ def suite_plots(
             for plot, files in made.items()
         ]
     frame = pd.DataFrame(rows, columns=columns("suite_plots"))
-    context.add_output_metadata({"dagster/row_count": len(frame)})
+    context.add_output_metadata(table_metadata("suite_plots", frame))
     return frame
