@@ -8,7 +8,14 @@ median wall time of each, the ratio forced ÷ unchanged, and the Dagster steps e
 executed — the scoring, gate and side-metric steps of the unchanged re-materialisation must
 be 0 (the script exits 1 otherwise).
 
-Run from the repository root: `.venv/bin/python benchmarks/bench_incremental.py [--repeat N]`.
+`--executor multiprocess` times the forced runs on Dagster's multiprocess executor
+(`evalflow materialize --executor multiprocess --force`), `--executor both` on each executor
+in turn (interleaved, so a change in the machine's load hits both alike) and prints the ratio
+multiprocess ÷ in-process; the first, unmeasured evaluation is always in-process.
+
+Run from the repository root:
+`.venv/bin/python benchmarks/bench_incremental.py [--repeat N] [--executor EXECUTOR]`
+(EXECUTOR: in_process, the default; multiprocess; both).
 """
 
 from __future__ import annotations
@@ -39,11 +46,13 @@ def steps_since(inst: dg.DagsterInstance, known: set[str]) -> list[str]:
     return steps
 
 
-def timed(root: str, key: str, force: bool) -> tuple[float, list[str]]:
+def timed(
+    root: str, key: str, force: bool, executor: str = "in_process"
+) -> tuple[float, list[str]]:
     inst = orchestrate.instance(root)
     known = {run.run_id for run in inst.get_runs()}
     start = time.perf_counter()
-    outcomes = orchestrate.materialize(root, [key], force=force)
+    outcomes = orchestrate.materialize(root, [key], force=force, executor=executor)
     seconds = time.perf_counter() - start
     if not all(o.success for o in outcomes):
         sys.exit(f"evaluation failed: {outcomes}")
@@ -53,26 +62,45 @@ def timed(root: str, key: str, force: bool) -> tuple[float, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    repeat = parser.parse_args().repeat
+    parser.add_argument(
+        "--executor", choices=[*orchestrate.EXECUTORS, "both"], default="in_process"
+    )
+    args = parser.parse_args()
+    repeat = args.repeat
+    executors = orchestrate.EXECUTORS if args.executor == "both" else (args.executor,)
     os.environ.pop("DAGSTER_HOME", None)
     manifest = sorted(MANIFEST.glob("*.yaml"))[0]
     with tempfile.TemporaryDirectory() as tmp:
         root = str(Path(tmp) / "warehouse")
         (key,) = orchestrate.register(root, [manifest])
         timed(root, key, force=True)  # the first evaluation (not measured)
-        unchanged, forced = [], []
+        unchanged: list[tuple[float, list[str]]] = []
+        forced: dict[str, list[tuple[float, list[str]]]] = {e: [] for e in executors}
+        loads = [os.getloadavg()[0]]
         for _ in range(repeat):
             unchanged.append(timed(root, key, force=False))
-            forced.append(timed(root, key, force=True))
+            for executor in executors:
+                forced[executor].append(timed(root, key, force=True, executor=executor))
+            loads.append(os.getloadavg()[0])
     u = statistics.median(s for s, _ in unchanged)
-    f = statistics.median(s for s, _ in forced)
-    print(f"{key}: median of {repeat}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print(f"{'':24} {'median':>8} {'steps':>6} {'scoring/gate/side-metric steps':>31}")
-    for name, seconds, samples in (("unchanged (default)", u, unchanged), ("--force", f, forced)):
+    f = {e: statistics.median(s for s, _ in samples) for e, samples in forced.items()}
+    print(
+        f"{key}: median of {repeat}, {os.cpu_count()} cores, 1-min load average "
+        f"{min(loads):.1f}–{max(loads):.1f} (sampled before and after each round)"
+    )
+    print(f"{'':32} {'median':>8} {'steps':>6} {'scoring/gate/side-metric steps':>31}")
+    rows = [("unchanged (default)", u, unchanged)]
+    rows += [(f"--force --executor {e}", f[e], forced[e]) for e in executors]
+    for name, seconds, samples in rows:
         steps = samples[-1][1]
         heavy = [s for s in steps if s.startswith(EXPENSIVE)]
-        print(f"{name:24} {seconds:7.2f}s {len(steps):6d} {len(heavy):31d}")
-    print(f"ratio forced ÷ unchanged: {f / u:.1f}×")
+        print(f"{name:32} {seconds:7.2f}s {len(steps):6d} {len(heavy):31d}")
+    for executor in executors:
+        print(f"ratio forced ({executor}) ÷ unchanged: {f[executor] / u:.1f}×")
+    if len(executors) == 2:
+        print(
+            f"ratio multiprocess ÷ in_process (forced): {f['multiprocess'] / f['in_process']:.1f}×"
+        )
     redone = [s for _, steps in unchanged for s in steps if s.startswith(EXPENSIVE)]
     if redone:
         sys.exit(f"an unchanged run re-executed {len(redone)} expensive step(s): {redone}")

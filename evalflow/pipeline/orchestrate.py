@@ -32,7 +32,9 @@ _EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
 # How Python prints an OSError: "[Errno 28] No space left on device: '/path'".
 _OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*)')?")
 # Dagster's per-event lines would drown the CLI's own progress; failures are reported by
-# the CLI as one line each (the full story stays in the Dagster instance).
+# the CLI as one line each (the full story stays in the Dagster instance). A multiprocess
+# step worker announces itself before these apply, at the instance's `python_log_level`:
+# the `dagster.yaml` evalflow writes (`settings.DAGSTER_YAML_TEXT`) keeps that line quiet.
 QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
 
 

@@ -66,7 +66,7 @@ def test_the_dagster_yaml_evalflow_writes_keeps_step_workers_quiet(tmp_path: Pat
     assert instance.python_log_level == "INFO"
 
 
-@pytest.mark.slow  # ~10-30 s: two step workers, each a fresh interpreter importing Dagster
+@pytest.mark.slow  # 10-65 s: two step workers, each a fresh interpreter importing Dagster
 def test_a_multiprocess_run_prints_no_debug_line(tmp_path: Path) -> None:
     code = f"from {__name__} import run_tiny; run_tiny({str(tmp_path / 'wh')!r})"
     done = subprocess.run(
@@ -87,7 +87,7 @@ def test_a_multiprocess_run_prints_no_debug_line(tmp_path: Path) -> None:
     assert "DEBUG" not in done.stdout + done.stderr, done.stderr
 
 
-@pytest.mark.slow  # ~1-4 min: every one of the 16 steps starts an interpreter importing Dagster
+@pytest.mark.slow  # 1-7 min: each of the 16 steps starts an interpreter importing Dagster
 def test_materialize_with_the_multiprocess_executor_shows_only_progress(
     mini: Path, tmp_path: Path
 ) -> None:

@@ -41,7 +41,7 @@ def test_every_asset_has_a_description_and_kinds() -> None:
         assert {"python", "parquet"} <= set(node.kinds), key
 
 
-@pytest.mark.slow  # ~20 s: one mini run, the ranking and the harness, all materialised
+@pytest.mark.slow  # 20-40 s: one mini run, the ranking and the harness, all materialised
 def test_every_contract_table_records_its_row_count_and_column_schema(
     mini: Path, tmp_path: Path
 ) -> None:
