@@ -1,7 +1,9 @@
 """The single `dagster.Definitions` of evalflow (loaded by workspace.yaml and the CLI).
 
-Jobs run in-process (Dagster's multiprocess executor costs ~2.5 s per step on a 2-core
-machine against ~0.1 s in-process); parallelism comes from concurrent per-partition runs.
+Jobs run in-process (Dagster's multiprocess executor starts an interpreter per step: ~3 s
+per step on a quiet 2-core machine against ~0.1 s in-process, and a demo run 4.8× slower on a
+loaded one, docs/performance.md "Executors"); parallelism comes from concurrent
+per-partition runs.
 `evaluate_run_multiprocess` is the same selection on the multiprocess executor
 (`evalflow materialize --executor multiprocess`). Each job fixes its executor, so run config
 from the UI or a file can never switch it by accident. After every successful evaluation the
