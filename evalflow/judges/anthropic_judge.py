@@ -54,7 +54,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -65,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalflow.domain.models import BaselineAC, Check, Evidence, Search, Verdict
+from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.cache import UNCACHEABLE_STOPS, ResponseCache, cache_key
@@ -91,7 +90,12 @@ from evalflow.judges.prompt import (
     untrusted,
 )
 from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
-from evalflow.judges.validator import FLAG_CLAIMED_SEARCH, claimed_search_problem
+from evalflow.judges.submission import (
+    env_value,
+    unscored_verdict,
+    verdict_from_submission,
+    warn_self_preference,
+)
 
 if TYPE_CHECKING:
     import anthropic
@@ -103,7 +107,6 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_K = 3
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 _EPHEMERAL = {"type": "ephemeral"}
-_LINE_PREFIX = re.compile(r"^\s*\d+: ", re.MULTILINE)
 _FORCED_TOOL_OK = (
     "claude-3",
     "claude-sonnet-4",
@@ -116,13 +119,8 @@ _FORCED_TOOL_OK = (
 )
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name)
-    return value.strip() if value and value.strip() else None
-
-
 def _env_number(name: str, kind: type[int] | type[float]) -> int | float | None:
-    value = _env(name)
+    value = env_value(name)
     if value is None:
         return None
     try:
@@ -186,11 +184,11 @@ class ClaudeSettings(BaseModel):
             number = _env_number(env_name, kind)
             if number is not None:
                 values[field_name] = number
-        if (model := _env("EVALFLOW_CLAUDE_MODEL")) is not None:
+        if (model := env_value("EVALFLOW_CLAUDE_MODEL")) is not None:
             values["model"] = model
-        if (effort := _env("EVALFLOW_CLAUDE_EFFORT")) is not None:
+        if (effort := env_value("EVALFLOW_CLAUDE_EFFORT")) is not None:
             values["effort"] = effort
-        if (batch := _env("EVALFLOW_CLAUDE_BATCH")) is not None:
+        if (batch := env_value("EVALFLOW_CLAUDE_BATCH")) is not None:
             values["batch"] = batch.lower() in {"1", "true", "yes", "on"}
         values.update(overrides)
         try:
@@ -211,18 +209,6 @@ class ClaudeSettings(BaseModel):
 def forced_tool_choice_supported(model: str) -> bool:
     """Whether the model accepts `tool_choice` naming a tool (see the module docstring)."""
     return bare_model(model).startswith(_FORCED_TOOL_OK)
-
-
-class _Submission(BaseModel):
-    """The `submit_verdict` tool input, validated before it becomes a Verdict."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    # The order of `SUBMIT_TOOL`'s schema: evidence, searches, rationale, then status.
-    evidence: tuple[Evidence, ...]
-    searches: tuple[Search, ...]
-    rationale: str
-    status: Literal["MET", "UNMET"]
 
 
 @dataclass(frozen=True)
@@ -783,13 +769,7 @@ class ClaudeJudge:
         self.transport.record_usage(record)
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
-        if same_family(self.settings.model, request.author_model):
-            log.warning(
-                "judge model %s and author model %s are the same family: self-preference "
-                "risk (SPEC core rule 4); borderline checks must be scored UNMET",
-                self.settings.model,
-                request.author_model,
-            )
+        warn_self_preference(log, self.settings.model, request.author_model)
         if self.settings.batch:
             from evalflow.judges.batch import prefetch_with_batches
 
@@ -821,13 +801,12 @@ class ClaudeJudge:
             return self._unscored(check, request.run, tools, failure_reason(exc))
 
     def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
-        return Verdict(
+        return unscored_verdict(
             check_id=check.id,
             run=run,
-            status="UNSCORED",
-            searches=tuple(dict.fromkeys(tools.searches)),
-            rationale=reason,
             judge_id=self.judge_id,
+            executed=tools.searches,
+            reason=reason,
         )
 
     def request_params(self, messages: list[dict[str, Any]], *, force: bool) -> dict[str, Any]:
@@ -953,42 +932,12 @@ class ClaudeJudge:
     def _verdict_from(
         self, payload: Any, check: Check, request: JudgeRequest, tools: RepoTools
     ) -> tuple[Verdict | None, str]:
-        try:
-            submitted = _Submission.model_validate(payload)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "input"
-            return None, f"{where}: {first['msg']}"
-        # A quote copied with read_file's "12: " prefixes is still checked against the file.
-        evidence = tuple(
-            e.model_copy(update={"quote": _LINE_PREFIX.sub("", e.quote)}) if e.quote else e
-            for e in submitted.evidence
-        )
-        executed = tuple(dict.fromkeys(tools.searches))
-        if submitted.status == "MET":
-            # A MET must not rest on hits evalflow never showed (retry once, then UNSCORED).
-            problem = claimed_search_problem(submitted.searches, executed)
-            if problem is not None:
-                return None, problem
-        run_patterns = {s.pattern for s in executed}
-        claimed = [s.pattern for s in submitted.searches if s.pattern not in run_patterns]
-        flags: tuple[str, ...] = ()
-        rationale = submitted.rationale
-        if claimed:
-            flags = (FLAG_CLAIMED_SEARCH,)
-            rationale += f" [judge: claimed searches never run: {', '.join(claimed[:5])}]"
-        return (
-            Verdict(
-                check_id=check.id,
-                run=request.run,
-                status=submitted.status,
-                evidence=evidence,
-                searches=executed,
-                rationale=rationale,
-                judge_id=self.judge_id,
-                flags=flags,
-            ),
-            "",
+        return verdict_from_submission(
+            payload,
+            check_id=check.id,
+            run=request.run,
+            judge_id=self.judge_id,
+            executed=tools.searches,
         )
 
 

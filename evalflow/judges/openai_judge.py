@@ -63,8 +63,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import os
-import re
 import threading
 import time
 import urllib.error
@@ -77,7 +75,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalflow.domain.models import BaselineAC, Check, Evidence, Search, Verdict
+from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker, breaker_for
 from evalflow.judges.base import JudgeRequest
@@ -104,7 +102,12 @@ from evalflow.judges.prompt import (
     untrusted,
 )
 from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
-from evalflow.judges.validator import FLAG_CLAIMED_SEARCH, claimed_search_problem
+from evalflow.judges.submission import (
+    env_value,
+    unscored_verdict,
+    verdict_from_submission,
+    warn_self_preference,
+)
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +121,6 @@ UNCACHEABLE_FINISH = frozenset({"length", "content_filter"})
 _FATAL_STATUS = frozenset({400, 401, 403, 404, 422})
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_RETRY_AFTER_S = 60.0
-_LINE_PREFIX = re.compile(r"^\s*\d+: ", re.MULTILINE)
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
 
 
 class OpenAISettings(BaseModel):
@@ -170,7 +167,7 @@ class OpenAISettings(BaseModel):
         }
         values: dict[str, Any] = {}
         for field_name, env_name in variables.items():
-            if (value := _env(env_name)) is not None:
+            if (value := env_value(env_name)) is not None:
                 values[field_name] = value
         values.update(overrides)
         try:
@@ -202,7 +199,7 @@ class OpenAISettings(BaseModel):
 
 def api_key(settings: OpenAISettings) -> str:
     """The key from the variable `settings.api_key_env`, or a one-line InputError."""
-    key = _env(settings.api_key_env)
+    key = env_value(settings.api_key_env)
     if key is None:
         raise InputError(
             f"{settings.api_key_env} is not set",
@@ -269,7 +266,7 @@ class ChatClient:
         self._opener = urllib.request.build_opener(_NoRedirect)
 
     def _scrub(self, text: str) -> str:
-        key = _env(self.settings.api_key_env)
+        key = env_value(self.settings.api_key_env)
         if key:
             text = text.replace(key, "[redacted]")
         return " ".join(text.split())[:400]
@@ -373,7 +370,7 @@ def _failure_reason(exc: Exception, key_env: str) -> str:
     text = f"judge error: {type(exc).__name__}: {exc}"
     if isinstance(exc, InputError):
         text = f"judge error: {exc.one_line()}"
-    key = _env(key_env)
+    key = env_value(key_env)
     return (text.replace(key, "[redacted]") if key else text)[:400]
 
 
@@ -486,17 +483,6 @@ class OpenAITransport:
             usd=self.prices.usd(self.settings.model, **tokens),
             **tokens,
         )
-
-
-class _Submission(BaseModel):
-    """The `submit_verdict` arguments, validated before they become a Verdict."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    evidence: tuple[Evidence, ...]
-    searches: tuple[Search, ...]
-    rationale: str
-    status: Literal["MET", "UNMET"]
 
 
 @dataclass(frozen=True)
@@ -614,13 +600,7 @@ class OpenAIJudge:
         return self.transport.drain_usage()
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
-        if same_family(self.settings.model, request.author_model):
-            log.warning(
-                "judge model %s and author model %s are the same family: self-preference "
-                "risk (SPEC core rule 4); borderline checks must be scored UNMET",
-                self.settings.model,
-                request.author_model,
-            )
+        warn_self_preference(log, self.settings.model, request.author_model)
         pool = ThreadPoolExecutor(
             max_workers=self.settings.concurrency, thread_name_prefix="openai-judge"
         )
@@ -645,13 +625,12 @@ class OpenAIJudge:
             )
 
     def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
-        return Verdict(
+        return unscored_verdict(
             check_id=check.id,
             run=run,
-            status="UNSCORED",
-            searches=tuple(dict.fromkeys(tools.searches)),
-            rationale=reason,
             judge_id=self.judge_id,
+            executed=tools.searches,
+            reason=reason,
         )
 
     def request_params(self, messages: list[dict[str, Any]], *, force: bool) -> dict[str, Any]:
@@ -761,40 +740,10 @@ class OpenAIJudge:
     def _verdict_from(
         self, payload: Any, check: Check, request: JudgeRequest, tools: RepoTools
     ) -> tuple[Verdict | None, str]:
-        if payload is None:
-            return None, "the arguments are not a JSON object"
-        try:
-            submitted = _Submission.model_validate(payload)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "input"
-            return None, f"{where}: {first['msg']}"
-        # A quote copied with read_file's "12: " prefixes is still checked against the file.
-        evidence = tuple(
-            e.model_copy(update={"quote": _LINE_PREFIX.sub("", e.quote)}) if e.quote else e
-            for e in submitted.evidence
-        )
-        executed = tuple(dict.fromkeys(tools.searches))
-        if submitted.status == "MET":
-            # A MET must not rest on hits evalflow never showed (retry once, then UNSCORED).
-            problem = claimed_search_problem(submitted.searches, executed)
-            if problem is not None:
-                return None, problem
-        ran = {s.pattern for s in executed}
-        claimed = [s.pattern for s in submitted.searches if s.pattern not in ran]
-        rationale = submitted.rationale
-        if claimed:
-            rationale += f" [judge: claimed searches never run: {', '.join(claimed[:5])}]"
-        return (
-            Verdict(
-                check_id=check.id,
-                run=request.run,
-                status=submitted.status,
-                evidence=evidence,
-                searches=executed,
-                rationale=rationale,
-                judge_id=self.judge_id,
-                flags=(FLAG_CLAIMED_SEARCH,) if claimed else (),
-            ),
-            "",
+        return verdict_from_submission(
+            payload,
+            check_id=check.id,
+            run=request.run,
+            judge_id=self.judge_id,
+            executed=tools.searches,
         )

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from evalflow.domain.models import Anchor, TestLevelPolicy
-from evalflow.judges.anthropic_judge import _Submission
 from evalflow.judges.prompt import (
     LAST_TURN_NOTICE,
     PROMPT_VERSION,
@@ -20,6 +19,7 @@ from evalflow.judges.prompt import (
     run_context,
     untrusted,
 )
+from evalflow.judges.submission import Submission
 from evalflow_tests.judges.fake_anthropic import (
     DEMO_CHECKS,
     TEST_KEY,
@@ -49,7 +49,7 @@ def test_verdict_schema_asks_for_evidence_and_rationale_before_status() -> None:
     schema = SUBMIT_TOOL["input_schema"]
     assert list(schema["properties"]) == ORDER
     assert schema["required"] == ORDER
-    assert list(_Submission.model_fields) == ORDER
+    assert list(Submission.model_fields) == ORDER
     assert PROMPT_VERSION == "claude-judge-3"
 
 
