@@ -325,6 +325,15 @@ def _with_llm(fn: F) -> F:
     return fn
 
 
+_compat_option = click.option(
+    "--compat",
+    type=click.Choice(COMPAT_MODES),
+    default=None,
+    help="public = the static layer by the public PluginEval tool's rules (its line count, "
+    "fence counting, link checks), to compare with published scores; see docs/plugineval.md.",
+)
+
+
 @click.group("plugin")
 def plugin() -> None:
     """PluginEval: score Claude Code skills and plugins (static, judge, Monte Carlo, Elo)."""
@@ -340,13 +349,7 @@ def plugin() -> None:
     help="quick = static; standard = + LLM judge; deep = + Monte Carlo (simulated unless "
     "--mc-backend anthropic) + Elo.",
 )
-@click.option(
-    "--compat",
-    type=click.Choice(COMPAT_MODES),
-    default=None,
-    help="public = the static layer by the public PluginEval tool's rules (its line count, "
-    "fence counting, link checks), to compare with published scores; see docs/plugineval.md.",
-)
+@_compat_option
 @_with_score_options
 @click.pass_context
 @guarded
@@ -386,12 +389,14 @@ def score(
 
 @plugin.command("certify")
 @click.argument("path", type=click.Path(path_type=Path))
+@_compat_option
 @_with_score_options
 @click.pass_context
 @guarded
 def certify(
     ctx: click.Context,
     path: Path,
+    compat: str | None,
     threshold: float | None,
     corpus_dir: Path | None,
     runs: int,
@@ -416,6 +421,7 @@ def certify(
         seed,
         certify=True,
         llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
+        compat=compat,
         pairwise_opponents=pairwise_opponents,
     )
 
@@ -431,6 +437,7 @@ def certify(
     help="Depth both skills are scored at.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for every draw.")
+@_compat_option
 @_with_llm
 @_with_output
 @click.pass_context
@@ -441,6 +448,7 @@ def compare(
     b: Path,
     depth: str,
     seed: int,
+    compat: str | None,
     output: str,
     as_json: bool,
     judge: str,
@@ -451,7 +459,11 @@ def compare(
     """Head-to-head per-dimension table of two skills (B − A)."""
     llm = _llm(judge, judge_models, judges_per_model, mc_backend, seed)
     options = EvalOptions(
-        depth=depth, judges=(*_judges(ctx), *llm.judges), seed=seed, mc_factory=llm.mc_factory
+        depth=depth,
+        judges=(*_judges(ctx), *llm.judges),
+        seed=seed,
+        mc_factory=llm.mc_factory,
+        compat=compat,
     )
     reports = []
     try:

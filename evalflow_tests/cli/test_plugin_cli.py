@@ -292,3 +292,32 @@ def test_compat_public_refuses_a_corpus_scored_by_evalflows_rules(tmp_path: Path
     res = invoke("score", GOOD, "--compat", "public", "--corpus-dir", tmp_path)
     assert res.exit_code == 2
     assert "--compat public cannot be combined with --corpus-dir" in res.stderr
+
+
+def test_compat_public_on_certify_and_compare_reproduces_the_public_composite() -> None:
+    skill = PUBLIC_FIXTURE / "skills" / "security-scanning" / "sast-configuration"
+    public = json.loads(
+        (
+            PUBLIC_FIXTURE / "public_outputs" / "security-scanning_sast-configuration.json"
+        ).read_text()
+    )["composite"]["score"]
+    other = PUBLIC_FIXTURE / "skills" / "edge" / "cross-links"
+    cert = invoke("certify", skill, "--compat", "public", "--json")
+    assert cert.exit_code in (0, 1), cert.output
+    out = json.loads(cert.stdout)
+    assert out["compat"] == "public"
+    assert out["certify"] is True
+    # Offline, the simulated Monte Carlo layer never enters the certified composite, so
+    # certify's composite is the public tool's static composite.
+    assert out["composite"]["score"] == pytest.approx(public, abs=0.01)
+
+    cmp = invoke("compare", skill, other, "--compat", "public", "--json")
+    assert cmp.exit_code == 0, cmp.output
+    both = json.loads(cmp.stdout)
+    assert both["compat"] == "public"
+    assert both["composite"]["a"] == pytest.approx(public, abs=0.01)
+    own = json.loads(invoke("compare", skill, other, "--json").stdout)
+    assert own["compat"] is None
+    assert own["composite"]["a"] < both["composite"]["a"] - 5
+    md = invoke("compare", skill, other, "--compat", "public").stdout
+    assert "--compat public" in md

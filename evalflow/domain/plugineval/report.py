@@ -525,6 +525,8 @@ def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "a": a,
         "b": b,
+        # Both sides are scored with the same options, so one compat mode describes the pair.
+        "compat": a["compat"],
         "composite": {"a": ca, "b": cb, "delta": delta(ca, cb, COMPOSITE_DECIMALS)},
         "dimensions": dims,
         "simulated": simulated,
@@ -536,6 +538,10 @@ def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
     lines = [
         f"# Compare: A = `{a['path']}` vs B = `{b['path']}`",
         "",
+    ]
+    if cmp["compat"] == "public":
+        lines += ["Static layers by the public PluginEval tool's rules (--compat public).", ""]
+    lines += [
         "| dimension | weight | A | B | B − A |",
         "|---|---:|---:|---:|---:|",
     ]
