@@ -34,7 +34,6 @@ def _cache_dir(root: str | None) -> Path:
 def current_prompt_versions() -> set[str]:
     """The prompt versions of every judge evalflow has today (their cache keys' version)."""
     from evalflow.judges.claude_mc import MC_PROMPT_VERSION
-    from evalflow.judges.claude_pairwise import PAIRWISE_PROMPT_VERSION
     from evalflow.judges.claude_plugin import PLUGIN_PROMPT_VERSION
     from evalflow.judges.claude_skill_pairwise import SKILL_PAIRWISE_PROMPT_VERSION
     from evalflow.judges.prompt import PROMPT_VERSION
@@ -43,7 +42,6 @@ def current_prompt_versions() -> set[str]:
         PROMPT_VERSION,
         PLUGIN_PROMPT_VERSION,
         MC_PROMPT_VERSION,
-        PAIRWISE_PROMPT_VERSION,
         SKILL_PAIRWISE_PROMPT_VERSION,
     }
 

@@ -41,8 +41,8 @@ The API key is read by the SDK from `ANTHROPIC_API_KEY`; evalflow never reads it
 verdict, cache entry, log line or exception message (reasons are scrubbed as a second guard).
 
 Transport: `ClaudeClient` (client construction, response cache, budget, prices, usage records)
-is shared with the other Claude-backed judges (`claude_plugin`, `claude_mc`, `claude_pairwise`);
-the judge composes one and keeps `client` / `cache` / `budget` / `prices` as its attributes.
+is shared with the other Claude-backed judges (`claude_plugin`, `claude_mc`,
+`claude_skill_pairwise`, `claude_drafter`); the judge composes one and keeps `client` / `cache` / `budget` / `prices` as its attributes.
 
 Self-preference (SPEC core rule 4): `same_family(judge_model, author_model)`; when it holds the
 judge logs a warning and tells the model to score borderline checks UNMET. The majority vote's
