@@ -42,7 +42,8 @@ verdict, cache entry, log line or exception message (reasons are scrubbed as a s
 
 Transport: `ClaudeClient` (client construction, response cache, budget, prices, usage records)
 is shared with the other Claude-backed judges (`claude_plugin`, `claude_mc`,
-`claude_skill_pairwise`, `claude_drafter`); the judge composes one and keeps `client` / `cache` / `budget` / `prices` as its attributes.
+`claude_skill_pairwise`, `claude_drafter`); the judge composes one and keeps `client` /
+`cache` / `budget` / `prices` as its attributes.
 
 Self-preference (SPEC core rule 4): `same_family(judge_model, author_model)`; when it holds the
 judge logs a warning and tells the model to score borderline checks UNMET. The majority vote's
