@@ -134,6 +134,6 @@ def test_clear_asks_first_unless_yes(
 def test_cache_commands_never_import_dagster(tmp_path: Path) -> None:
     env = {"EVALFLOW_WAREHOUSE": str(tmp_path / "wh"), "DAGSTER_HOME": ""}
     for args in (("cache", "stats", "--json"), ("cache", "prune", "--unregistered-runs")):
-        rc, err, dagster_loaded = run_light(*args, env=env)
+        rc, err, loaded = run_light(*args, env=env)
         assert rc == 0, err
-        assert not dagster_loaded
+        assert "dagster" not in loaded
