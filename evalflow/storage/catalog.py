@@ -15,16 +15,20 @@ as a string column equal to its directory key, so the directory adds nothing, an
 key type guessing stays out of the way; `union_by_name` still reads parts written before a
 contract change.
 
-`evalflow query` does not use that file: `connect` loads each table into an in-memory
-database and then removes DuckDB's own access to files, extensions and settings, so an
-analyst's SQL can read the tables and nothing else. A local warehouse is loaded by DuckDB's
-own Parquet reader, with the same `read_parquet` options as the views (no pyarrow, no
-pandas: the light command stays light); the tables are copied rather than left as views
-because a view reads its files when queried, after the lockdown, and opening the table
-directories to it (`allowed_directories`) would also let `COPY … TO` overwrite a part. The
-copy costs time and memory in proportion to the warehouse — fine at evaluation scale
-(`docs/performance.md`). A warehouse URI (`s3://…`, `file://…`) is read through `pyarrow.fs`
-as Arrow datasets, since DuckDB would need its httpfs extension, which the lockdown forbids.
+`evalflow query` does not use that file: `connect` builds an in-memory database with every
+table and then removes DuckDB's own access to files, extensions and settings, so an
+analyst's SQL can read the tables and nothing else. A local warehouse is read by DuckDB's
+own Parquet reader with the views' `read_parquet` options (no pyarrow, no pandas: the light
+command stays light). A view reads its files when queried — after the lockdown — and opening
+the table directories to it (`allowed_directories`) would also let `COPY … TO` overwrite a
+part, so the tables the SQL reads (DuckDB's parser names them: joins, subqueries, CTE
+bodies, `query_table`) are copied into memory before the lockdown; every other table is a
+view whose columns DuckDB bound at creation, so `SHOW TABLES` and `information_schema` list
+it, and reading it some way the parser cannot see fails loudly (a permission error), never
+with an empty answer; SQL the parser cannot name tables for copies every table. The copy
+costs time and memory in proportion to what the SQL reads. A warehouse URI (`s3://…`,
+`file://…`) is read through `pyarrow.fs` as Arrow datasets, since DuckDB would need its
+httpfs extension, which the lockdown forbids.
 """
 
 from __future__ import annotations
@@ -134,13 +138,35 @@ def _unreadable(table: str, parts: list[str], exc: Exception) -> InputError:
     )
 
 
-def _load(con: duckdb.DuckDBPyConnection, table: str, parts: list[str]) -> None:
-    """One local table's parts copied into the in-memory database (`union_by_name` unifies
-    parts written before a contract change: missing columns null, int widened to float)."""
+def _load(con: duckdb.DuckDBPyConnection, table: str, parts: list[str], *, copy: bool) -> None:
+    """One local table's parts as a table copied into memory, or as a view over the files
+    (`union_by_name` unifies parts written before a contract change: missing columns null,
+    int widened to float)."""
+    kind = "TABLE" if copy else "VIEW"
     try:
-        con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {_read_parquet(parts)}')
+        con.execute(f'CREATE {kind} "{table}" AS SELECT * FROM {_read_parquet(parts)}')
     except duckdb.Error as exc:
         raise _unreadable(table, parts, exc) from exc
+
+
+def _reads(sql: str) -> set[str] | None:
+    """The lower-cased names of the tables and views `sql` reads, by DuckDB's parser; None
+    when it does not parse (running it reports the syntax error) or is refused."""
+    # Naming the tables plans the statement, and planning `EXPORT DATABASE` creates its
+    # directory: the parser's database is locked down like the analyst's.
+    parser = duckdb.connect(config=_NO_EXTENSIONS)
+    try:
+        for statement in _LOCKDOWN:
+            parser.execute(statement)
+        return {
+            name.lower()
+            for statement in parser.extract_statements(sql)
+            for name in parser.get_table_names(statement.query)
+        }
+    except duckdb.Error:
+        return None
+    finally:
+        parser.close()
 
 
 def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
@@ -161,21 +187,24 @@ def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
         raise _unreadable(table, parts, exc) from exc
 
 
-def connect(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
-    """A read-only analyst connection: an in-memory database holding every table, then locked
-    down (`_LOCKDOWN`). It never opens the catalog file, so it neither waits for nor blocks a
-    run."""
+def connect(warehouse: Warehouse, sql: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-only analyst connection: an in-memory database with every table, then locked
+    down (`_LOCKDOWN`). With `sql`, a local warehouse copies only the tables it reads (the
+    others are views, see the module docstring); without, every table. It never opens the
+    catalog file, so it neither waits for nor blocks a run."""
     con = duckdb.connect(config=_NO_EXTENSIONS)
     try:
-        tables = warehouse.tables()
+        table_parts = warehouse.table_parts()
         fs = None if warehouse.is_local else warehouse._fs()[0]
-        for table in tables:
-            parts = warehouse.parts(table)
+        reads = None if sql is None else _reads(sql)
+        if reads is not None and DRIFT_VIEW in reads:
+            reads.add(HISTORY_TABLE)
+        for table, parts in table_parts.items():
             if fs is None:
-                _load(con, table, parts)
+                _load(con, table, parts, copy=reads is None or table in reads)
             else:
                 con.register(table, _dataset(fs, table, parts))
-        _derived_views(con, tables)
+        _derived_views(con, list(table_parts))
         for statement in _LOCKDOWN:
             con.execute(statement)
     except BaseException:
@@ -189,7 +218,7 @@ def query(
 ) -> tuple[list[str], list[tuple]]:
     """Run SQL (with named `$parameters`) against the warehouse; a bad query or a corrupt
     file is one clear error."""
-    con = connect(warehouse)
+    con = connect(warehouse, sql)
     try:
         cursor = con.execute(sql, parameters)
         columns = [d[0] for d in cursor.description or []]

@@ -169,13 +169,18 @@ class Warehouse:
 
     def tables(self) -> list[str]:
         """Tables that have at least one part."""
+        return list(self.table_parts())
+
+    def table_parts(self) -> dict[str, list[str]]:
+        """Every table that has at least one part → its parts, sorted; one listing of the root
+        (a reader of every table, `evalflow query`, would otherwise list each table twice)."""
         fs, base = self._fs()
-        selector = pafs.FileSelector(base, recursive=False, allow_not_found=True)
-        return sorted(
-            info.base_name
-            for info in fs.get_file_info(selector)
-            if info.type == pafs.FileType.Directory and self.parts(info.base_name)
-        )
+        parts: dict[str, list[str]] = {}
+        for info in self._files(fs, base, recursive=True):
+            table, nested, _ = info.path.removeprefix(f"{base}/").partition("/")
+            if nested:
+                parts.setdefault(table, []).append(info.path)
+        return dict(sorted(parts.items()))
 
     def has(self, table: str, run_key: str | None = None) -> bool:
         fs, base = self._fs()

@@ -12,7 +12,14 @@ import duckdb
 import pandas as pd
 import pytest
 
-from evalflow.storage.catalog import _view_sql, catalog_path, query, refresh_catalog
+from evalflow.storage.catalog import (
+    _reads,
+    _view_sql,
+    catalog_path,
+    connect,
+    query,
+    refresh_catalog,
+)
 from evalflow.storage.warehouse import Warehouse
 
 # A separate process, as an analyst's DuckDB client would be: it holds its connection (and
@@ -96,6 +103,39 @@ def test_query_reads_parts_of_a_changed_contract_like_the_views(tmp_path: Path) 
     with duckdb.connect(str(catalog_path(wh)), read_only=True) as con:
         through_views = con.execute(sql).fetchall()
     assert query(wh, sql)[1] == through_views == [("a", 1.0, None), ("b", 2.5, "new")]
+
+
+@pytest.mark.parametrize(
+    ("sql", "reads"),
+    [
+        ("SELECT * FROM T JOIN u ON T.x = u.x WHERE y IN (SELECT y FROM v)", {"t", "u", "v"}),
+        ("WITH c AS (SELECT * FROM w) SELECT * FROM c", {"w"}),
+        ("SELECT * FROM query_table('q')", {"q"}),
+        ("SHOW TABLES", set()),
+        ("SELEC 1", None),  # does not parse: every table is copied, running it fails
+        ("SELECT * FROM a JOIN b USING (x)", None),  # needs the tables to plan: all copied
+    ],
+)
+def test_query_copies_the_tables_the_parser_names(sql: str, reads: set[str] | None) -> None:
+    assert _reads(sql) == reads
+
+
+def test_a_table_the_sql_does_not_name_is_listed_and_never_reads_as_empty(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path / "warehouse"))
+    wh.write("t", pd.DataFrame({"x": [1]}), "a")
+    wh.write("u", pd.DataFrame({"y": [2]}), "a")
+    con = connect(wh, "SELECT * FROM u")
+    try:
+        assert con.execute("SELECT * FROM u").fetchall() == [(2,)]
+        assert con.execute("SHOW TABLES").fetchall() == [("t",), ("u",)]
+        columns = "SELECT table_name, column_name FROM information_schema.columns ORDER BY 1"
+        assert con.execute(columns).fetchall() == [("t", "x"), ("u", "y")]
+        with pytest.raises(duckdb.PermissionException):
+            con.execute("SELECT * FROM t").fetchall()
+    finally:
+        con.close()
+    assert query(wh, "SELECT * FROM t")[1] == [(1,)]
+    assert query(wh, "DESCRIBE t")[1][0][:2] == ("x", "BIGINT")
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
