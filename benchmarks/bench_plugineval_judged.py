@@ -86,7 +86,8 @@ def respond(turn: Turn) -> Reply:
     text = _first_text(turn)
     if tool == REPORT_TOOL_NAME:
         words = set(_WORD.findall(_between(text, "<description>", "</description>").lower()))
-        block = _between(text, "<test_prompts>", "</test_prompts>")
+        # The prompts come last: rsplit, so a skill quoting the tag cannot shift the block.
+        block = text.rsplit("<test_prompts>", 1)[1].split("</test_prompts>", 1)[0]
         prompts = re.findall(r"^(\d+)\. (.*)$", block, re.MULTILINE)
         payload = {
             "predictions": [
@@ -249,10 +250,13 @@ def main() -> None:
     expected = len(sample) * (1 + 2 * args.opponents)
     first = cold[0]
     for r, (c, w, o) in enumerate(zip(cold, warm, offline, strict=True), 1):
-        if c.requests != expected:
-            failures.append(f"repeat {r}: {c.requests} requests sent, expected {expected}")
-        if c.api_calls != c.requests or c.from_cache != 0:
-            failures.append(f"repeat {r}: CLI says {c.api_calls} calls, {c.from_cache} cached")
+        # A cold pass may already hit the cache: two sampled skills that are also each
+        # other's opponents share a match (same texts, same order) in the one warehouse.
+        if c.api_calls + c.from_cache != expected or c.requests != c.api_calls:
+            failures.append(
+                f"repeat {r}: {c.requests} requests sent, CLI says {c.api_calls} calls + "
+                f"{c.from_cache} cached, expected {expected} in all"
+            )
         if abs(c.usd - c.hand_usd) > 1e-4 * len(sample):
             failures.append(f"repeat {r}: CLI ${c.usd:.4f} != priced usages ${c.hand_usd:.4f}")
         if w.requests != 0 or w.api_calls != 0 or w.from_cache != expected:
@@ -272,17 +276,22 @@ def main() -> None:
            (("offline", offline), ("cold", cold), ("warm", warm))}  # fmt: skip
     load = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout
     print(f"certify over {len(sample)} skills, one process each, median of {args.repeats}:")
-    print(f"  offline (static-score Elo)  : {med['offline']:7.2f} s")
+    n = len(sample)
     print(
-        f"  judged, cold cache          : {med['cold']:7.2f} s  "
-        f"({med['cold'] / med['offline']:.2f}x offline)"
+        f"  offline (static-score Elo)  : {med['offline']:7.2f} s  "
+        f"({med['offline'] / n:.2f} s/skill)"
     )
     print(
-        f"  judged, replay (warm cache) : {med['warm']:7.2f} s  "
-        f"({med['warm'] / med['cold']:.2f}x cold, {med['warm'] / med['offline']:.2f}x offline)"
+        f"  judged, cold cache          : {med['cold']:7.2f} s  ({med['cold'] / n:.2f} s/skill, "
+        f"{med['cold'] / med['offline']:.2f}x offline)"
     )
     print(
-        f"  requests per cold pass: {first.requests} (expected {expected}); replay: "
+        f"  judged, replay (warm cache) : {med['warm']:7.2f} s  ({med['warm'] / n:.2f} s/skill, "
+        f"{med['warm'] / med['cold']:.2f}x cold, {med['warm'] / med['offline']:.2f}x offline)"
+    )
+    print(
+        f"  requests per cold pass: {first.requests} sent + {first.from_cache} from cache "
+        f"(expected {expected} in all); replay: "
         f"{[w.requests for w in warm]} sent, {warm[0].from_cache} from cache"
     )
     print(
