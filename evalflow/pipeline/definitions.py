@@ -1,7 +1,7 @@
 """The single `dagster.Definitions` of evalflow (loaded by workspace.yaml and the CLI).
 
 Jobs run in-process (Dagster's multiprocess executor starts an interpreter per step: ~3 s
-per step on a quiet 2-core machine against ~0.1 s in-process, and a demo run 4.8× slower on a
+per step on a quiet 2-core machine against ~0.1 s in-process, and a demo run ~5× slower on a
 loaded one, docs/performance.md "Executors"); parallelism comes from concurrent
 per-partition runs.
 `evaluate_run_multiprocess` is the same selection on the multiprocess executor
