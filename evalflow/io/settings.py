@@ -32,8 +32,9 @@ DAGSTER_YAML = "dagster.yaml"
 # applies, whose console logger takes its level from the instance (default DEBUG), so the
 # run config's quiet console cannot silence it. INFO hides it; Dagster's events are stored
 # whatever the level, and `context.log.info` and above still reach the event log.
-DAGSTER_YAML_TEXT = """\
-# Written by evalflow: Dagster's default storage under this directory, telemetry off,
+WRITTEN_BY = "# Written by evalflow:"
+DAGSTER_YAML_TEXT = f"""\
+{WRITTEN_BY} Dagster's default storage under this directory, telemetry off,
 # no DEBUG lines from multiprocess step workers on the console.
 telemetry:
   enabled: false
@@ -104,7 +105,10 @@ def dagster_home(warehouse_root: str | None = None) -> Path:
             fix=f"make it writable (chmod u+w {home}) or set DAGSTER_HOME to a directory you own",
         )
     config = home / DAGSTER_YAML
-    if not config.exists():
+    current = config.read_text(encoding="utf-8", errors="replace") if config.exists() else None
+    # A file evalflow wrote is evalflow's to upgrade (an older home keeps no stale settings);
+    # one the operator wrote is never touched.
+    if current is None or (current != DAGSTER_YAML_TEXT and current.startswith(WRITTEN_BY)):
         # Atomic: parallel workers may load the instance while another one writes the file.
         partial = home / f".{DAGSTER_YAML}.{os.getpid()}"
         partial.write_text(DAGSTER_YAML_TEXT, encoding="utf-8")
