@@ -13,9 +13,12 @@ File (YAML or JSON, the same shape):
 
 A per-run verdict wins over a run-less one for its run. A check the file does not label is
 answered UNSCORED with the reason (never a silent zero). Labels pass the same evidence
-validator as every other judge. It is deterministic (the report says so) and the gold source
-for calibration. The file comes from the constructor or `EVALFLOW_LABELS`; a malformed file is
-an InputError naming the file and the entry.
+validator as every other judge. A label may cite lines without a `quote` (a human points at
+`path:start-end`): the quote is then the cited lines as they are at head, so the validator's
+rule that a judge's evidence holds a meaningful code line is applied to the lines themselves.
+It is deterministic (the report says so) and the gold source for calibration. The file comes
+from the constructor or `EVALFLOW_LABELS`; a malformed file is an InputError naming the file
+and the entry.
 """
 
 from __future__ import annotations
@@ -149,10 +152,23 @@ class LabelsJudge(OfflineJudge):
                     check_id=check.id,
                     run=request.run,
                     status=label.status,
-                    evidence=label.evidence,
+                    evidence=tuple(_quoted(e, request) for e in label.evidence),
                     searches=label.searches,
                     rationale=label.rationale,
                     judge_id=self.judge_id,
                 )
             )
         return out
+
+
+def _quoted(evidence: Evidence, request: JudgeRequest) -> Evidence:
+    """A quote-less label's evidence with the cited lines as its quote (module docstring);
+    a path or range the snapshot lacks is left for the validator to reject with its reason."""
+    snapshot = request.snapshot
+    if evidence.quote or evidence.path not in snapshot:
+        return evidence
+    lines = snapshot.lines(evidence.path)
+    if evidence.end_line > len(lines):
+        return evidence
+    cited = "\n".join(lines[evidence.start_line - 1 : evidence.end_line])
+    return evidence.model_copy(update={"quote": cited})

@@ -129,3 +129,21 @@ def test_labels_for_another_run_are_refused(tmp_path: Path) -> None:
     judge = LabelsJudge(write(tmp_path, {**LABELS, "run_key": "other.run.r9"}))
     with pytest.raises(InputError, match=r"other\.run\.r9"):
         judge.score(demo_request())
+
+
+def test_a_label_citing_lines_without_a_quote_is_checked_on_those_lines(tmp_path: Path) -> None:
+    request = demo_request()
+    code = request.snapshot.lines("app/core.py")
+    meaningful = next(i for i, line in enumerate(code, 1) if "return" in line)
+    blank = code.index("") + 1
+    cited = [{"path": "app/core.py", "start_line": meaningful, "end_line": meaningful}]
+    labels = {"verdicts": [{"check_id": "S1-AC1-I1", "status": "MET", "evidence": cited}]}
+    verdict = LabelsJudge(write(tmp_path, labels)).score(request)[0]
+    assert verdict.evidence[0].quote == code[meaningful - 1]
+    diff = set(request.diff_paths)
+    assert validate_verdict(verdict, request.snapshot, diff).status == "MET"
+    # A human pointing at a blank line proves nothing either.
+    cited = [{"path": "app/core.py", "start_line": blank, "end_line": blank}]
+    labels["verdicts"][0]["evidence"] = cited
+    verdict = LabelsJudge(write(tmp_path, labels, "blank.yaml")).score(request)[0]
+    assert validate_verdict(verdict, request.snapshot, diff).status != "MET"
