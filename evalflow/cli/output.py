@@ -3,7 +3,7 @@
 Tables fit the terminal by wrapping; off a terminal they keep their natural width.
 
 Numbers in tables and Markdown are printed with the one rounding rule of every surface,
-half up from the exact value (`evalflow.domain.rollup.format_half_up`): a stored 5/8 prints
+half up from the exact value (`evalflow.domain.rounding.format_half_up`): a stored 5/8 prints
 0.63 here as in the report, never `f"{0.625:.2f}"`'s half-even 0.62. JSON and CSV carry the
 stored values unchanged (reported scores are stored already rounded by that rule).
 """
@@ -55,7 +55,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         # Imported on first use: the roll-up module brings numpy and pandas, which a table of
         # strings and integers (`evalflow query "SHOW TABLES"`) does not need.
-        from evalflow.domain.rollup import format_half_up
+        from evalflow.domain.rounding import format_half_up
 
         return format_half_up(value) if abs(value) < 1e6 else f"{value:.4g}"
     return str(value)

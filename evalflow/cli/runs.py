@@ -177,7 +177,7 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
     is not ranked shows why ("incomplete: N checks unscored") and its bounds instead."""
     # Here and in the suite printers, not at module top: the roll-up module imports pandas,
     # which `evalflow query` (defined in this module) does not need.
-    from evalflow.domain.rollup import format_half_up
+    from evalflow.domain.rounding import format_half_up
 
     headers = ["#", "framework", "run", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
                "BT rating (95% CI)", "cost $", "gap to next", "gates", "report"]  # fmt: skip
@@ -481,13 +481,13 @@ def _suite_report(root: str, name: str):
 
 
 def _ci(value, low, high) -> str:
-    from evalflow.domain.rollup import format_half_up
+    from evalflow.domain.rounding import format_half_up
 
     return f"{format_half_up(value)} ({format_half_up(low)}–{format_half_up(high)})"
 
 
 def _suite_rows(rating) -> tuple[list[str], list[list]]:
-    from evalflow.domain.rollup import format_half_up
+    from evalflow.domain.rounding import format_half_up
 
     headers = ["#", "framework", "BT rating (95% CI)", "mean Final (95% CI)",
                "with Adjusted Final where a gate failed", "PRDs", "runs",
@@ -517,7 +517,7 @@ def _suite_rows(rating) -> tuple[list[str], list[list]]:
 
 def _print_suite(suite, report, output: str) -> None:
     """Framework rows of one suite, then the runs it left out and why."""
-    from evalflow.domain.rollup import format_half_up
+    from evalflow.domain.rounding import format_half_up
 
     frames = {"rating": report.rating, "pairs": report.pairs, "left_out": report.left_out}
     if output == "json":

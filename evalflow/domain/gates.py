@@ -36,12 +36,14 @@ import shlex
 import tomllib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pandas as pd
 from pydantic import Field, model_validator
 
 from evalflow.domain.models import Frozen, GateName
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GateStatus = Literal["pass", "fail", "not-run", "pre-existing", "unscored"]
 StepName = Literal["setup", "build", "lint", "unit", "e2e"]
@@ -648,6 +650,8 @@ def confirmed_failure(results: Iterable[GateResult]) -> bool:
 
 def gates_frame(run_key: str, results: Sequence[GateResult]) -> pd.DataFrame:
     """Warehouse table `gates`: one row per step (setup first, then the gates)."""
+    import pandas as pd  # run manifests read gate settings from here without a frame
+
     rows = [
         {
             "run_key": run_key,

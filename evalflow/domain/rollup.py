@@ -19,21 +19,21 @@ leave it determined. An AC or story whose checks are all UNSCORED has a NULL sco
 scored; one with some UNSCORED checks reports its lower bound (UNSCORED as UNMET) and its
 `n_unscored`.
 
-`round_half_up` / `format_half_up` are the one rounding rule of every surface (terminal,
-JSON, Markdown, plots): half up from the exact value, never Python's half-even `round()`
-or `f"{x:.2f}"` (which print 5/8 as 0.62).
+Reported values are rounded by `evalflow.domain.rounding`, the one rounding rule of every
+surface.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+
+from evalflow.domain.rounding import TIE_TOLERANCE, round_half_up
 
 PRIORITY_WEIGHTS: Mapping[str, int] = {"P0": 3, "P1": 2, "P2": 0}
 I_WEIGHT = Fraction(3, 5)
@@ -46,31 +46,6 @@ BANDS: tuple[tuple[float, str], ...] = (
     (0.40, "poor"),
     (0.0, "very poor"),
 )
-_TIE_TOLERANCE = 1e-9
-
-
-def round_half_up(value: Fraction | float, digits: int = 2) -> float:
-    """Half-up rounding to `digits` decimals from the exact value.
-
-    A Fraction is rounded exactly. A float is taken to stand for the ratio of counts it was
-    computed from: one within 1e-9 (in units of the last digit) of a tie *is* that tie and
-    rounds up, so 5/8 stored as 0.625 and 123/200 stored as 0.61499… both round up.
-    """
-    scale = 10**digits
-    if isinstance(value, Fraction):
-        return math.floor(value * scale + Fraction(1, 2)) / scale
-    scaled = float(value) * scale + 0.5
-    nearest = round(scaled)
-    if abs(scaled - nearest) < _TIE_TOLERANCE:
-        return nearest / scale
-    return math.floor(scaled) / scale
-
-
-def format_half_up(value: Fraction | float | None, digits: int = 2) -> str:
-    """`value` rounded half up and printed with `digits` decimals; "—" for NULL/NaN."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{round_half_up(value, digits):.{digits}f}"
 
 
 def band(final_rounded: float) -> str:
@@ -86,7 +61,7 @@ def report_round(values: np.ndarray, exact: Callable[[int], Fraction]) -> np.nda
     values = np.asarray(values, dtype=float)
     scaled = values * 100.0 + 0.5
     out = np.floor(scaled) / 100.0
-    near_tie = np.abs(scaled - np.round(scaled)) < _TIE_TOLERANCE
+    near_tie = np.abs(scaled - np.round(scaled)) < TIE_TOLERANCE
     for i in np.flatnonzero(near_tie & ~np.isnan(values)):
         out[i] = round_half_up(exact(int(i)))
     return out

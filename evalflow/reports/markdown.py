@@ -21,7 +21,8 @@ from fractions import Fraction
 import pandas as pd
 
 from evalflow.domain.models import PRD, Baseline
-from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT, format_half_up
+from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
+from evalflow.domain.rounding import format_half_up
 from evalflow.judges.panel import PANEL_PREFIX
 
 

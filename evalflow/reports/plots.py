@@ -9,7 +9,7 @@ a fixed `svg.hashsalt` for SVG element ids, and no creation date in the metadata
 
 Only ranked runs are drawn: a run whose Final is undetermined has no place on a Final or
 score axis, so the caller passes it as `omitted` and the plot names it in a note instead.
-Cell labels use the one rounding rule (`evalflow.domain.rollup.format_half_up`).
+Cell labels use the one rounding rule (`evalflow.domain.rounding.format_half_up`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from evalflow.domain.ranking.elo import ELO_START
-from evalflow.domain.rollup import format_half_up
+from evalflow.domain.rounding import format_half_up
 from evalflow.errors import InputError
 
 _STYLE = {

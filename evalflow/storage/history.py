@@ -24,11 +24,14 @@ the score fell.
 from __future__ import annotations
 
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalflow.storage.tables import columns
-from evalflow.storage.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalflow.storage.warehouse import Warehouse
 
 HISTORY_TABLE = "evaluation_history"
 DRIFT_VIEW = "final_drift"
@@ -116,6 +119,8 @@ def record_evaluation(
     cost_usd: float | None,
 ) -> str:
     """Append the history row of one evaluation of `manifest`'s run; returns the part."""
+    import pandas as pd  # the catalog imports this module for its SQL only
+
     run_key = str(manifest["run_key"])
     while True:
         number = len(warehouse.parts(HISTORY_TABLE, run_key)) + 1

@@ -80,32 +80,15 @@ def test_light_commands_never_import_dagster(args: tuple[str, ...], code: int, t
     assert "dagster" not in loaded
 
 
-# pandas costs more than half of `evalflow query`'s 1 s budget (docs/performance.md). Two
-# modules outside the CLI still import it at their top (see the xfail reasons); strict, so the
-# mark must go when they stop.
+# pandas costs more than half of `evalflow query`'s 1 s budget (docs/performance.md): no light
+# command may load a data library it does not use.
 @pytest.mark.parametrize(
     ("args", "forbidden"),
     [
         (("--help",), {"dagster", "pandas", "pyarrow"}),
         (("--version",), {"dagster", "pandas", "pyarrow"}),
-        pytest.param(
-            QUERY,
-            {"dagster", "pandas"},
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="evalflow/storage/history.py imports pandas at module top "
-                "(storage.catalog needs only its SQL constants)",
-            ),
-        ),
-        pytest.param(
-            BASELINE_CHECK,
-            {"dagster", "pandas"},
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="evalflow/io/inputs.py imports evalflow.gates at module top, and "
-                "evalflow/domain/gates.py imports pandas",
-            ),
-        ),
+        (QUERY, {"dagster", "pandas"}),
+        (BASELINE_CHECK, {"dagster", "pandas", "pyarrow"}),
     ],
 )
 def test_light_commands_import_no_data_library_they_do_not_use(

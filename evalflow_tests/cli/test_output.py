@@ -8,7 +8,8 @@ import json
 import pandas as pd
 
 from evalflow.cli.output import emit_json, emit_markdown, emit_table, records
-from evalflow.domain.rollup import format_half_up, rollup
+from evalflow.domain.rollup import rollup
+from evalflow.domain.rounding import format_half_up
 from evalflow.reports import markdown
 
 

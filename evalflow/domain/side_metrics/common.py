@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from evalflow.domain.rollup import format_half_up
+from evalflow.domain.rounding import format_half_up
 from evalflow.errors import InputError
 
 NO_SPEC = "n/a — no derived spec"
