@@ -127,6 +127,8 @@ class Pass:
     # Per skill, each layer's duration_ms, kept out of `reports` (timings are not results).
     durations: dict[str, list[int]] = field(default_factory=dict)
     largest_request_chars: int = 0
+    # Prompt-cache tokens the fake's cache model billed (reads, writes), over the pass.
+    prompt_cache: tuple[int, int] = (0, 0)
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -160,6 +162,11 @@ def certify_pass(
             out.from_cache += int(match.group(2))
             out.usd += float(match.group(3))
     out.requests = len(fake.requests) - sent
+    billed = fake.usages[usages:]
+    out.prompt_cache = (
+        sum(u["cache_read_input_tokens"] for u in billed),
+        sum(u["cache_creation_input_tokens"] for u in billed),
+    )
     out.largest_request_chars = max(
         (len(json.dumps(body, ensure_ascii=False)) for body in fake.requests[sent:]), default=0
     )
@@ -203,6 +210,51 @@ def summarise(reports: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+WHOLE_OPPONENTS = 2  # the whole-corpus pass: every skill judged, a short Elo each
+WHOLE_RUNS = 1  # and the offline Monte Carlo kept minimal (it is not what is measured)
+
+
+def whole_corpus(
+    plugins: Path, corpus: Path, env: dict[str, str], fake: FakeAnthropic
+) -> list[str]:
+    """Every skill in one batch `certify` process, cold then replayed: any crash, refused
+    skill, left-out opponent, unmeasured layer or nondeterminism is returned as a failure."""
+    args = ["certify", str(plugins), "--corpus-dir", str(corpus), "--output", "json-lines",
+            "--runs", str(WHOLE_RUNS), "--judge", "anthropic",
+            "--pairwise-opponents", str(WHOLE_OPPONENTS)]  # fmt: skip
+    runs = []
+    for label in ("cold", "replay"):
+        sent = len(fake.requests)
+        t0 = time.perf_counter()
+        proc = run_cli(args, env)
+        seconds = time.perf_counter() - t0
+        reports = [json.loads(line) for line in proc.stdout.splitlines()]
+        for report in reports:
+            for layer in report["layers"]:
+                layer.pop("duration_ms")
+        runs.append((reports, len(fake.requests) - sent))
+        print(
+            f"whole corpus, one batch process ({label}): {len(reports)} skills in {seconds:.2f} s"
+            f", {len(fake.requests) - sent} requests; {_USAGE.search(proc.stderr)[0]}"
+        )
+    (reports, _), (replayed, replay_sent) = runs
+    failures = [] if replayed == reports else ["whole corpus: the replay's JSON differs"]
+    if replay_sent:
+        failures.append(f"whole corpus: the replay sent {replay_sent} requests")
+    for report in reports:
+        judge = next(layer for layer in report["layers"] if layer["name"] == "judge")
+        elo = report["elo"]
+        if not judge["measured"] or judge["triggering"]["f1"] is None:
+            failures.append(f"{report['skill']['path']}: judge layer {judge['triggering']}")
+        if elo["kind"] != "judged" or elo["left_out"] or elo["opponents"] != WHOLE_OPPONENTS:
+            failures.append(f"{report['skill']['path']}: Elo {elo}")
+    return failures
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
@@ -222,6 +274,7 @@ def main() -> None:
     sample = [skills[i] for i in sorted(rng.choice(len(skills), args.skills, replace=False))]
     sizes = [(s / "SKILL.md").stat().st_size for s in sample]
     failures: list[str] = []
+    load_before = _uptime()
 
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(respond) as fake:
         base_env = {
@@ -246,6 +299,7 @@ def main() -> None:
             offline.append(certify_pass(sample, corpus, env, [], fake))
             cold.append(certify_pass(sample, corpus, env, judged, fake))
             warm.append(certify_pass(sample, corpus, env, judged, fake))
+        whole = whole_corpus(args.plugins, corpus, base_env | {"EVALFLOW_WAREHOUSE": tmp}, fake)
 
     expected = len(sample) * (1 + 2 * args.opponents)
     first = cold[0]
@@ -271,10 +325,10 @@ def main() -> None:
         if {e["kind"] for e in (x["elo"] for x in o.reports.values())} != {"static-score"}:
             failures.append(f"repeat {r}: the offline Elo is not static-score")
 
+    failures += whole
     s = summarise(first.reports)
     med = {name: statistics.median(p.seconds for p in ps) for name, ps in
            (("offline", offline), ("cold", cold), ("warm", warm))}  # fmt: skip
-    load = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout
     print(f"certify over {len(sample)} skills, one process each, median of {args.repeats}:")
     n = len(sample)
     print(
@@ -296,7 +350,8 @@ def main() -> None:
     )
     print(
         f"  cost per cold pass: ${first.usd:.4f} reported (usages priced by hand "
-        f"${first.hand_usd:.4f}), ${first.usd / len(sample):.4f}/skill at list prices"
+        f"${first.hand_usd:.4f}), ${first.usd / len(sample):.4f}/skill at list prices; "
+        f"prompt cache {first.prompt_cache[0]} tokens read, {first.prompt_cache[1]} written"
     )
     print(
         f"  labels: {s['positives']} positive, {s['negatives']} negative; medians over "
@@ -320,7 +375,8 @@ def main() -> None:
         f"  largest request: {first.largest_request_chars} characters of JSON "
         f"(~{first.largest_request_chars // 4} tokens)"
     )
-    print(f"  load: {load.strip()}")
+    print(f"  load before: {load_before}")
+    print(f"  load after : {_uptime()}")
     for failure in failures:
         print(f"FAIL: {failure}")
     sys.exit(1 if failures else 0)
