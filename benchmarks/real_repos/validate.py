@@ -81,6 +81,17 @@ BENCHMARKS = (
         mirror="0h-n0+local-voice-assistant-claude",
         pin="3362d48cba73eb982f5c15b40c7abf16d720141a",
     ),
+    # The second run of the same benchmark (same PRD digest and frozen baseline, which its
+    # manifest references in local_voice_assistant_claude/); rank_lva.py ranks the two.
+    Benchmark(
+        name="local_voice_assistant_codex",
+        manifest=HERE / "local_voice_assistant_codex/runs/codex-f001.yaml",
+        labels=HERE / "local_voice_assistant_codex/gold/codex-f001.labels.yaml",
+        side_gold=HERE / "local_voice_assistant_codex/gold/side_metrics.yaml",
+        run_key="lva_conversation_storage.codex.f001",
+        mirror="0h-n0+local-voice-assistant-codex",
+        pin="b4e61fdd38a33b21c4cbfa3bf10a6c63ec0f0b28",
+    ),
 )
 
 
