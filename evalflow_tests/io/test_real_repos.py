@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from evalflow.cli import main
 from evalflow.errors import InputError
@@ -129,3 +130,30 @@ def test_heuristic_judge_makes_no_false_met_on_the_vendored_repo(capsys) -> None
     if result["final"]["gold"] != 0.66 or result["final"]["gold_complete"] is not True:
         pytest.fail(f"the gold labels no longer reproduce Final 0.66: {result['final']}")
     assert result["false_met"] == [], result
+
+
+def test_every_mirrored_run_has_complete_gold_against_its_benchmarks_baseline() -> None:
+    # No mirror needed: manifests, baselines and gold files are our own committed files.
+    validate = _validate_module()
+    mirrored = [b for b in validate.BENCHMARKS if b.mirror]
+    baselines: dict[str, set[Path]] = {}
+    for bench in mirrored:
+        loaded = load_manifest(bench.manifest)
+        assert loaded.manifest.run_key == bench.run_key
+        baseline = loaded.resolve(loaded.manifest.baseline)
+        baselines.setdefault(loaded.manifest.benchmark, set()).add(baseline)
+        benchmark = load_benchmark(baseline)
+        check_ids = sorted(c.id for ac in benchmark.baseline.acs for c in ac.checks)
+        labels = load_labels(bench.labels)
+        assert labels.run_key == bench.run_key
+        assert sorted(v.check_id for v in labels.verdicts) == check_ids, bench.name
+        for verdict in labels.verdicts:
+            assert verdict.evidence if verdict.status == "MET" else verdict.searches, verdict
+        side = yaml.safe_load(bench.side_gold.read_text(encoding="utf-8"))
+        assert side["scope"]["verdict"] and 0 <= side["elicitation"]["e_recall"] <= 1
+    # The Codex run reuses Claude's frozen baseline (one file), it does not copy it.
+    assert len(baselines["lva_conversation_storage"]) == 1
+    assert {b.run_key for b in mirrored} >= {
+        "lva_conversation_storage.claude-code.f006",
+        "lva_conversation_storage.codex.f001",
+    }
