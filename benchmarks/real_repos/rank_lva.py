@@ -26,7 +26,6 @@ from evalflow.errors import EvalflowError, InputError
 
 BENCHMARK = "lva_conversation_storage"
 RUNS = tuple(b for b in BENCHMARKS if b.run_key.startswith(BENCHMARK + "."))
-_COLUMNS = ("rank", "final", "final_lower", "final_upper", "band", "rating")
 
 
 def leaderboard(warehouse: Path) -> list[dict[str, Any]]:
@@ -73,7 +72,7 @@ def render(boards: dict[str, list[dict[str, Any]]]) -> str:
             lines.append(
                 f"| {r['run_key']} | {_fmt(r['rank'])} "
                 f"| {_fmt(r['final'])} [{_fmt(r['final_lower'])}–{_fmt(r['final_upper'])}] "
-                f"| {r['band']} | {rating} | {r.get('not_ranked_reason') or ''} |"
+                f"| {_fmt(r['band'])} | {rating} | {r.get('not_ranked_reason') or ''} |"
             )
         lines.append("")
     return "\n".join(lines).rstrip()
