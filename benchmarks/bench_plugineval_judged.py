@@ -9,7 +9,9 @@ public PluginEval repository's own skills (`wshobson/agents` at 367cb6a, MIT, ex
    anthropic --json` with ANTHROPIC_BASE_URL pointed at `FakeAnthropic` (the test package's
    local fake Messages API), a cold response cache (a fresh warehouse per repeat);
 3. the same skills offline (`certify` without a judge: static-score Elo) as the baseline, in
-   the same repeat, and the judged run again with the warm cache (the replay).
+   the same repeat, and the judged run again with the warm cache (the replay);
+4. the whole corpus in one batch `certify PLUGINS` process (2 opponents, 1 Monte Carlo run),
+   cold and replayed, to find any skill the judged path crashes on, refuses or leaves out.
 
 The fake answers from the request text, deterministically: the plugin report says
 would_trigger when a test prompt shares a word of 5+ letters with the skill's description,
@@ -19,9 +21,11 @@ order disagreements are exercised). The Monte Carlo layer stays offline (`--mc-b
 default). So the figures measure mechanics, request counts, cost accounting, the response
 cache and determinism on real text sizes, not judge quality.
 
-Checked, exit 1 on failure: every certify exits 0, requests sent = 1 + 2 × opponents per
-skill, the CLI's reported $ equals the fake's usages priced by hand, the replay sends 0
-requests and prints the same JSON, and every cold repeat prints the same JSON.
+Checked, exit 1 on failure: every certify exits 0, the calls (sent + answered from the
+cache) are 1 + 2 × opponents per skill, the CLI's reported $ equals the fake's usages priced
+by hand, the replay sends 0 requests and prints the same JSON (layer `duration_ms` aside),
+every cold repeat prints the same JSON, and in the whole-corpus pass every skill has a
+measured F1 and a judged Elo with no opponent left out.
 
 Run: `.venv/bin/python benchmarks/bench_plugineval_judged.py [--skills M] [--repeats R]`
 from the repository root, after extracting the snapshot (`mkdir -p /tmp/s4_agents`, then
