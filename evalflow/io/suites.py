@@ -13,7 +13,7 @@ is given as a path to a YAML file:
     comparability:               # optional pins of the judge part of the comparability key
       judge_id: heuristic
       judge_model: null
-      judge_prompt_version: heuristic-4
+      judge_prompt_version: heuristic-5
 
 Every field of the comparability key is always required to be equal within one rating:
 within a benchmark, one baseline hash; across the suite, one judge id (backend), judge model

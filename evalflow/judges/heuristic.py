@@ -13,7 +13,11 @@ It proves a check only through the probes the frozen baseline gives it:
   is only declared (enum member, module constant), the check is UNSCORED with that reason —
   never MET (the rules: `RepoScopes.disqualifier`). An UNSCORED goes to a stronger judge; a
   false MET is the worst error a judge can make. A probe with no match at all makes the check
-  UNMET, with the searches recorded.
+  UNMET, with the searches recorded — unless the change touched files of the probe's kind
+  but none under its path globs: the search then cannot show absence (the run put the
+  behaviour elsewhere; on a real repository a second agent's `backend/app/` against probes
+  written for `backend/src/` made 16 false UNMETs), so that check is UNSCORED. The same holds
+  for a T-check's probe with no matching test line.
 - T-check: every `test-assert` probe must match an *assertion line* of a test case that
   asserts, at the required level (unit: any level, the minimum-level floor; e2e: an e2e test;
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
@@ -51,7 +55,7 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-JUDGE_VERSION = "heuristic-4"
+JUDGE_VERSION = "heuristic-5"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
 _MAX_QUOTE = 200
@@ -77,6 +81,9 @@ class _Found:
     hits: list[_Hit]
     rejected: list[tuple[_Hit, str]]
     searches: list[Search]
+    # The change touched files of the probe's kind, but none under the probe's path globs: a
+    # search that finds nothing there cannot show the behaviour is missing (it lives elsewhere).
+    out_of_reach: bool = False
 
 
 class _Index:
@@ -102,7 +109,7 @@ class _Index:
     def scopes(self) -> RepoScopes:
         return RepoScopes({p: f.text for p, f in self.snapshot.files.items()})
 
-    def _candidates(self, globs: tuple[str, ...], *, tests: bool, files: str) -> list[str]:
+    def _candidates(self, globs: tuple[str, ...] | None, *, tests: bool, files: str) -> list[str]:
         def kind_ok(path: str) -> bool:
             if tests:
                 return path in self.test_paths
@@ -112,7 +119,11 @@ class _Index:
                 return is_doc_file(path)
             return is_code_file(path, self.snapshot.files[path].text)
 
-        return [p for p in sorted(self.snapshot.files) if any_glob(p, globs) and kind_ok(p)]
+        return [
+            p
+            for p in sorted(self.snapshot.files)
+            if (globs is None or any_glob(p, globs)) and kind_ok(p)
+        ]
 
     def search(
         self, pattern: str, globs: tuple[str, ...], *, tests: bool, probe: Probe | None = None
@@ -130,8 +141,12 @@ class _Index:
             scope_label += f", {scope.describe()}"
         searches: list[Search] = []
         rejected: list[tuple[_Hit, str]] = []
+        changed = [p for p in candidates if p in self.diff]
+        out_of_reach = not changed and any(
+            p in self.diff for p in self._candidates(None, tests=tests, files=files)
+        )
         for label, paths in (
-            ("diff surface", [p for p in candidates if p in self.diff]),
+            ("diff surface", changed),
             ("repository", [p for p in candidates if p not in self.diff]),
         ):
             hits = [hit for p in paths for hit in self._matches(regex, p)]
@@ -159,8 +174,8 @@ class _Index:
                 rejected += [(h, why) for h, why in reasons if why]
                 hits = [h for h, why in reasons if not why]
             if hits:
-                return _Found(hits, rejected, searches)
-        return _Found([], rejected, searches)
+                return _Found(hits, rejected, searches, out_of_reach)
+        return _Found([], rejected, searches, out_of_reach)
 
     def _matches(self, regex: Any, path: str) -> list[_Hit]:
         found: list[_Hit] = []
@@ -224,6 +239,7 @@ class HeuristicJudge(OfflineJudge):
         searches: list[Search] = []
         missing: list[Probe] = []
         unproven: list[str] = []
+        unreached: list[str] = []
         for probe in check.probes:
             found = index.search(probe.pattern, probe.path_globs, tests=False, probe=probe)
             searches += found.searches
@@ -234,6 +250,8 @@ class HeuristicJudge(OfflineJudge):
                     f"{hit.path}:{hit.line} {why}" for hit, why in found.rejected[:3]
                 )
                 unproven.append(f"{probe.pattern!r} matches only code that is no proof: {reasons}")
+            elif found.out_of_reach:
+                unreached.append(_unreached(probe.path_globs, "production code"))
             else:
                 missing.append(probe)
         if missing:
@@ -243,6 +261,14 @@ class HeuristicJudge(OfflineJudge):
                 "UNMET",
                 searches=tuple(searches),
                 rationale=f"no production code matches {_patterns(missing)}",
+            )
+        if unreached:
+            return self._verdict(
+                check,
+                run,
+                "UNSCORED",
+                searches=tuple(searches),
+                rationale="; ".join(dict.fromkeys(unreached)) + "; needs an LLM or human judge",
             )
         if unproven:
             return self._verdict(
@@ -264,6 +290,7 @@ class HeuristicJudge(OfflineJudge):
     def _test(self, check: Check, index: _Index, run: int) -> Verdict:
         searches: list[Search] = []
         failures: list[str] = []
+        unreached: list[str] = []
         per_probe: list[list[tuple[TestCase, _Hit]]] = []
         for probe in check.probes:
             found = index.search(probe.pattern, probe.path_globs, tests=True)
@@ -271,6 +298,8 @@ class HeuristicJudge(OfflineJudge):
             candidates, why = self._asserting_tests(check, found.hits, index)
             if candidates:
                 per_probe.append(candidates)
+            elif not found.hits and found.out_of_reach:
+                unreached.append(_unreached(probe.path_globs, "test"))
             else:
                 failures.append(f"{probe.pattern!r}: {why}")
         if failures:
@@ -280,6 +309,14 @@ class HeuristicJudge(OfflineJudge):
                 "UNMET",
                 searches=tuple(searches),
                 rationale="; ".join(failures),
+            )
+        if unreached:
+            return self._verdict(
+                check,
+                run,
+                "UNSCORED",
+                searches=tuple(searches),
+                rationale="; ".join(dict.fromkeys(unreached)) + "; needs an LLM or human judge",
             )
         chosen = _choose(check, per_probe)
         untouched = sorted({hit.path for _, hit in chosen if not hit.in_diff})
@@ -383,6 +420,13 @@ def _choose(
             next((c, h) for c, h in candidates if c.test_id == test_id) for candidates in per_probe
         ]
     return [candidates[0] for candidates in per_probe]
+
+
+def _unreached(globs: tuple[str, ...], kind: str) -> str:
+    return (
+        f"the change touched {kind} files, but none matching {', '.join(globs)}: a search "
+        "there cannot show the behaviour is missing (it may live in the files it changed)"
+    )
 
 
 def _scope(probe: Probe | None) -> Scope | None:

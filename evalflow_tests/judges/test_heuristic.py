@@ -481,3 +481,36 @@ def test_a_t_check_asserted_only_by_a_pre_existing_test_is_unscored(make_repo) -
     assert v.status == "UNSCORED"
     assert "outside the diff surface" in v.rationale and "tests/test_legacy.py" in v.rationale
     assert not v.evidence
+
+
+def test_a_probe_scoped_away_from_the_changed_code_cannot_prove_absence(make_repo) -> None:
+    # A second agent put the same service under backend/app/ while the baseline's probes,
+    # written for another run, look under backend/src/ (seen on a real repository).
+    service = "def save_message(conversation_id, text):\n    return store(conversation_id, text)\n"
+    test = "def test_saves():\n    assert save_message('c1', 'hi') == 'c1'\n"
+    away = make_repo(
+        {"README.md": "start\n"},
+        {"backend/app/storage.py": service, "backend/tests/test_storage.py": test},
+    )
+    scoped = impl(r"def save_message\(", path_globs=("backend/src/**",))
+    v = score(away, scoped)["I1"]
+    assert v.status == "UNSCORED"
+    assert "none matching backend/src/**" in v.rationale and v.searches
+    t_check = Check(
+        id="T1",
+        kind="T",
+        level="unit",
+        proposition="a test asserts the stored message",
+        probes=(probe("test-assert", r"save_message", ("backend/src/tests/**",)),),
+    )
+    assert score(away, t_check)["T1"].status == "UNSCORED"
+    # Where the change did touch code under the probe's globs, finding nothing is an UNMET.
+    near = make_repo(
+        {"README.md": "start\n"},
+        {"backend/src/other.py": "def other():\n    return 1\n", "backend/app/storage.py": service},
+    )
+    assert score(near, scoped)["I1"].status == "UNMET"
+    # And the probe's own globs still find the code where it is.
+    assert (
+        score(away, impl(r"def save_message\(", path_globs=("backend/**",)))["I1"].status == "MET"
+    )
