@@ -109,20 +109,20 @@ class _Index:
     def scopes(self) -> RepoScopes:
         return RepoScopes({p: f.text for p, f in self.snapshot.files.items()})
 
-    def _candidates(self, globs: tuple[str, ...] | None, *, tests: bool, files: str) -> list[str]:
-        def kind_ok(path: str) -> bool:
-            if tests:
-                return path in self.test_paths
-            if path in self.test_paths:
-                return False
-            if files == "docs":
-                return is_doc_file(path)
-            return is_code_file(path, self.snapshot.files[path].text)
+    def _kind_ok(self, path: str, *, tests: bool, files: str) -> bool:
+        if tests:
+            return path in self.test_paths
+        if path in self.test_paths:
+            return False
+        if files == "docs":
+            return is_doc_file(path)
+        return is_code_file(path, self.snapshot.files[path].text)
 
+    def _candidates(self, globs: tuple[str, ...], *, tests: bool, files: str) -> list[str]:
         return [
             p
             for p in sorted(self.snapshot.files)
-            if (globs is None or any_glob(p, globs)) and kind_ok(p)
+            if any_glob(p, globs) and self._kind_ok(p, tests=tests, files=files)
         ]
 
     def search(
@@ -143,7 +143,8 @@ class _Index:
         rejected: list[tuple[_Hit, str]] = []
         changed = [p for p in candidates if p in self.diff]
         out_of_reach = not changed and any(
-            p in self.diff for p in self._candidates(None, tests=tests, files=files)
+            p in self.snapshot.files and self._kind_ok(p, tests=tests, files=files)
+            for p in self.diff
         )
         for label, paths in (
             ("diff surface", changed),
