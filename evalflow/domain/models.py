@@ -6,8 +6,10 @@ malformed file fails where it is read, not three stages later as a wrong number.
 
 from __future__ import annotations
 
+import math
+import posixpath
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -135,6 +137,163 @@ class Probe(Frozen):
         return value
 
 
+# --- executable acceptance checks (`run:`) -----------------------------------------------
+# Bounds on what a baseline may ask a `run` probe to send or expect: a frozen baseline is
+# input, and every text here is matched against a run's output or sent to its server.
+MAX_RUN_TEXT = 4_096
+MAX_RUN_ITEMS = 16
+MAX_RUN_TIMEOUT_S = 600.0
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+JsonScalar = str | int | float | bool | None
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+_DOTTED = re.compile(r"^[^.\s]+(?:\.[^.\s]+)*$")
+
+
+def _bounded_texts(values: tuple[str, ...], what: str, *, patterns: bool = False) -> None:
+    if len(values) > MAX_RUN_ITEMS:
+        raise ValueError(f"{what}: at most {MAX_RUN_ITEMS} items")
+    for value in values:
+        if not value or len(value) > MAX_RUN_TEXT:
+            raise ValueError(f"{what}: each item needs 1 to {MAX_RUN_TEXT} characters")
+        if patterns:
+            try:
+                compile_untrusted(value)
+            except UntrustedPatternError as exc:
+                raise ValueError(f"{what} {exc}") from exc
+
+
+def _finite_timeout(value: float, what: str) -> float:
+    if not math.isfinite(value) or not 0 < value <= MAX_RUN_TIMEOUT_S:
+        raise ValueError(f"{what} must be a number of seconds in (0, {MAX_RUN_TIMEOUT_S:g}]")
+    return value
+
+
+def _command_text(command: str | tuple[str, ...], what: str) -> None:
+    parts = (command,) if isinstance(command, str) else command
+    if not parts or not all(p.strip() for p in parts) or sum(map(len, parts)) > MAX_RUN_TEXT:
+        raise ValueError(f"{what} needs a non-empty command (at most {MAX_RUN_TEXT} characters)")
+
+
+class HttpCall(Frozen):
+    """The request a `run` probe sends to the baseline's `serve:` command (loopback only).
+
+    `body`: text sent as is, or a JSON object/list sent as ``application/json``."""
+
+    method: HttpMethod = "GET"
+    path: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: str | dict[str, Any] | list[Any] | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> HttpCall:
+        if not self.path.startswith("/") or any(c.isspace() for c in self.path):
+            raise ValueError(f"http path {self.path!r} must start with '/' and hold no spaces")
+        if len(self.path) > MAX_RUN_TEXT or len(self.headers) > MAX_RUN_ITEMS:
+            raise ValueError("http path or headers too large")
+        for name, value in self.headers.items():
+            if not _HEADER_NAME.match(name) or "\n" in value or "\r" in value:
+                raise ValueError(f"http header {name!r} is not a plain header line")
+        if self.body is not None and len(str(self.body)) > MAX_RUN_TEXT:
+            raise ValueError(f"http body larger than {MAX_RUN_TEXT} characters")
+        return self
+
+
+class FileExpectation(Frozen):
+    """A file the command must leave in the clone (a path relative to the clone's root)."""
+
+    path: str
+    contains: tuple[str, ...] = ()
+    matches: tuple[str, ...] = Field(default=(), description="RE2 patterns")
+
+    @model_validator(mode="after")
+    def _inside(self) -> FileExpectation:
+        normal = posixpath.normpath(self.path)
+        if self.path.startswith("/") or normal == "." or normal.startswith(".."):
+            raise ValueError(f"file {self.path!r} must be a path inside the clone")
+        _bounded_texts(self.contains, f"file {self.path} contains")
+        _bounded_texts(self.matches, f"file {self.path} matches", patterns=True)
+        return self
+
+
+class RunExpectation(Frozen):
+    """What a `run` probe's execution must show; every given key must hold.
+
+    For a command, `stdout`/`stderr` are its streams; for an HTTP call, `stdout` is the
+    response body and `status`/`headers` the response's. `json` maps a dotted path (``a.b.0``)
+    in the JSON of stdout/the body to the value it must equal (type included)."""
+
+    exit_code: int | None = None
+    status: int | None = Field(default=None, ge=100, le=599, description="HTTP status")
+    headers: dict[str, str] = Field(default_factory=dict, description="response header ⊇ text")
+    stdout: tuple[str, ...] = Field(default=(), description="substrings")
+    stderr: tuple[str, ...] = Field(default=(), description="substrings")
+    stdout_matches: tuple[str, ...] = Field(default=(), description="RE2 patterns")
+    stderr_matches: tuple[str, ...] = Field(default=(), description="RE2 patterns")
+    json_fields: dict[str, JsonScalar] = Field(default_factory=dict, alias="json")
+    files: tuple[FileExpectation, ...] = ()
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> RunExpectation:
+        for name in ("stdout", "stderr"):
+            _bounded_texts(getattr(self, name), f"expect.{name}")
+            _bounded_texts(
+                getattr(self, f"{name}_matches"), f"expect.{name}_matches", patterns=True
+            )
+        if len(self.json_fields) > MAX_RUN_ITEMS or len(self.files) > MAX_RUN_ITEMS:
+            raise ValueError(f"expect: at most {MAX_RUN_ITEMS} json fields and files")
+        bad = [p for p in self.json_fields if not _DOTTED.match(p)]
+        if bad:
+            raise ValueError(f"expect.json path {bad[0]!r} is not a dotted path like a.b.0")
+        if all(getattr(self, name) in (None, (), {}) for name in type(self).model_fields):
+            raise ValueError("expect needs at least one expectation")
+        return self
+
+
+class RunProbe(Frozen):
+    """An executable acceptance check (SPEC §5, "What counts as evidence"): a command, or an
+    HTTP request to the baseline's `serve:` command, run in the gate sandbox after setup and
+    build, whose observable behaviour must meet `expect`. Written once against the interface
+    the PRD fixes, so every implementation is judged by the same execution."""
+
+    kind: Literal["run"] = "run"
+    command: str | tuple[str, ...] | None = Field(
+        default=None, description="a shell command, or an argv list (quoted for the shell)"
+    )
+    http: HttpCall | None = None
+    expect: RunExpectation
+    timeout_s: float = 30.0
+
+    @model_validator(mode="after")
+    def _one_action(self) -> RunProbe:
+        if (self.command is None) == (self.http is None):
+            raise ValueError("a run probe needs exactly one of command or http")
+        if self.command is not None:
+            _command_text(self.command, "run command")
+            if self.expect.status is not None or self.expect.headers:
+                raise ValueError("expect.status/headers apply to http run probes only")
+        elif self.expect.exit_code is not None or self.expect.stderr or self.expect.stderr_matches:
+            raise ValueError("expect.exit_code/stderr apply to command run probes only")
+        _finite_timeout(self.timeout_s, "run timeout_s")
+        return self
+
+
+class ServeCommand(Frozen):
+    """How an HTTP `run` probe reaches the implementation: a command that serves it on
+    127.0.0.1:`port` (given to it as ``$PORT``) inside the sandbox's own network namespace."""
+
+    command: str | tuple[str, ...]
+    port: int = Field(default=8000, ge=1024, le=65535)
+    ready_timeout_s: float = 20.0
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ServeCommand:
+        _command_text(self.command, "serve")
+        _finite_timeout(self.ready_timeout_s, "serve ready_timeout_s")
+        return self
+
+
 class Check(Frozen):
     id: str
     kind: CheckKind
@@ -147,6 +306,8 @@ class Check(Frozen):
     )
     wiring: bool = Field(default=False, description="I-check on the ingress wiring of an event")
     probes: tuple[Probe, ...] = ()
+    # Kept apart from `probes` (searches matched line by line): a `run` probe is executed.
+    run: tuple[RunProbe, ...] = Field(default=(), description="executable acceptance checks")
 
     @model_validator(mode="after")
     def _kind_fields(self) -> Check:
@@ -160,6 +321,8 @@ class Check(Frozen):
         for probe in self.probes:
             if probe.kind != wanted:
                 raise ValueError(f"{self.kind}-check {self.id} needs '{wanted}' probes")
+        if self.run and self.kind == "T" and not self.outcome:
+            raise ValueError(f"run probes fit I-checks and T-outcome checks, not {self.id}")
         return self
 
 
@@ -222,6 +385,18 @@ class Baseline(Frozen):
             raise ValueError(f"{bad[0]!r} is not a priority label (letters, digits, - and _)")
         return value
 
+    serve: ServeCommand | None = Field(
+        default=None, description="serves the implementation for HTTP run probes"
+    )
+
+    @model_validator(mode="after")
+    def _served(self) -> Baseline:
+        if self.serve is None:
+            needs = [c.id for _, c in self.checks() if any(r.http for r in c.run)]
+            if needs:
+                raise ValueError(f"check {needs[0]} sends HTTP requests: the baseline needs serve")
+        return self
+
     def checks(self) -> list[tuple[BaselineAC, Check]]:
         return [(ac, check) for ac in self.acs for check in ac.checks]
 
@@ -244,6 +419,19 @@ class Evidence(Frozen):
         return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
+class RunEvidence(Frozen):
+    """Behavioural evidence (SPEC §5): a `run` probe evalflow executed in the gate sandbox,
+    what it expected and an excerpt of what it observed (secrets masked)."""
+
+    kind: Literal["run"] = "run"
+    command: str
+    expectation: str
+    output: str
+
+    def ref(self) -> str:
+        return f"run `{self.command}` ⇒ {self.expectation}"
+
+
 class Search(Frozen):
     """One search a judge really ran: the pattern, where, and how many lines matched."""
 
@@ -256,7 +444,7 @@ class Verdict(Frozen):
     check_id: str
     run: int = Field(ge=1, description="which of the k independent runs")
     status: Status
-    evidence: tuple[Evidence, ...] = ()
+    evidence: tuple[Evidence | RunEvidence, ...] = ()
     searches: tuple[Search, ...] = ()
     rationale: str = ""
     judge_id: str
