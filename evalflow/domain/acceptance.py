@@ -55,7 +55,7 @@ def shell_command(command: str | tuple[str, ...]) -> str:
 def command_text(probe: RunProbe) -> str:
     """What a reader sees as the run: the shell command, or the HTTP request line."""
     if probe.http is not None:
-        return f"{probe.http.method} {probe.http.path}"
+        return "; ".join(f"{call.method} {call.path}" for call in probe.http)
     return shell_command(probe.command or "")
 
 
@@ -188,13 +188,17 @@ class AcceptanceRun(Frozen):
     not_run_reason: str | None = None
 
 
-def not_run(check_id: str, number: int, probe: RunProbe, reason: str) -> AcceptanceRun:
+def not_run(
+    check_id: str, number: int, probe: RunProbe, reason: str, output: str = ""
+) -> AcceptanceRun:
+    """The row of a probe the environment stopped; `output` is the attempt's excerpt."""
     return AcceptanceRun(
         check_id=check_id,
         probe=number,
         command=command_text(probe),
         expectation=expectation_text(probe.expect),
         passed=None,
+        output_excerpt=output,
         not_run_reason=reason,
     )
 

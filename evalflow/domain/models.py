@@ -261,14 +261,24 @@ class RunProbe(Frozen):
     command: str | tuple[str, ...] | None = Field(
         default=None, description="a shell command, or an argv list (quoted for the shell)"
     )
-    http: HttpCall | None = None
+    http: tuple[HttpCall, ...] | None = Field(
+        default=None,
+        description="requests sent in order to one fresh server; `expect` reads the last answer",
+    )
     expect: RunExpectation
     timeout_s: float = 30.0
+
+    @field_validator("http", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, dict) else value
 
     @model_validator(mode="after")
     def _one_action(self) -> RunProbe:
         if (self.command is None) == (self.http is None):
             raise ValueError("a run probe needs exactly one of command or http")
+        if self.http is not None and not 0 < len(self.http) <= MAX_RUN_ITEMS:
+            raise ValueError(f"http needs 1 to {MAX_RUN_ITEMS} requests")
         if self.command is not None:
             _command_text(self.command, "run command")
             if self.expect.status is not None or self.expect.headers:

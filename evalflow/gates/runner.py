@@ -142,6 +142,7 @@ class _Context:
     setup: tuple[str, ...]
     deps_cache: Path | None
     declared: frozenset[str]
+    locks: Mapping[str, str]
 
 
 @dataclass
@@ -481,6 +482,20 @@ def _digest(material: object) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+def head_key(ctx: _Context, head: str) -> dict[str, object]:
+    """What every cached result of a command run on `head` depends on, besides the command."""
+    return {
+        "format": CACHE_FORMAT,
+        "code": CODE_VERSION,
+        "head": head,
+        "setup": ctx.setup,
+        "locks": dict(ctx.locks),
+        "env": ctx.extra_env,
+        "limits": ctx.limits.model_dump(mode="json"),
+        "isolation": ctx.isolation.model_dump(mode="json"),
+    }
+
+
 def gate_key(common: Mapping[str, object], gate: str, command: str | None) -> str:
     """The gate-result cache key: everything that can change the result, nothing else."""
     return _digest({**common, "gate": gate, "command": command})
@@ -555,45 +570,28 @@ def _require(isolation: Isolation, required: bool) -> None:
         )
 
 
-def run_gates(
-    repo: Path,
+def prepare_context(
+    top: Path,
     head_sha: str,
-    base_sha: str,
-    commands: GateCommands,
-    diff_paths: Iterable[str],
     *,
-    timeout_s: float | None = None,
-    build_command: str | None = None,
-    rerun_on_base: Collection[GateName] = DEFAULT_RERUN_ON_BASE,
-    limits: GateLimits | None = None,
-    isolation: IsolationMode = "auto",
-    sandbox_root: Path | None = None,
-    settings: GateSettings = NO_SETTINGS,
-    caches: GateCaches | None = None,
-    hidden: Sequence[Path] = (),
-    rerun: bool = False,
-    require_isolation: bool = False,
-) -> list[GateResult]:
-    """Run setup (when configured), then build, lint, unit and e2e for one framework run.
-
-    Returns the setup row first (only when a setup is configured), then one row per gate.
-    `head_sha`/`base_sha` may be any revision. `diff_paths` is the diff surface.
-    `build_command` overrides the manifest's build with the benchmark's fixed build command.
-    `settings` carries setup, gate_env, gate_limits and require_isolation (manifest over
-    benchmark); `limits`/`timeout_s` override its limits. `caches` enables the result and
-    dependency caches; `rerun` ignores stored results. `hidden` paths (warehouse, benchmark
-    dir) are invisible to commands, as is the evaluated repository. Raises
-    `ReadOnlyViolationError` when a command changed the evaluated repository, `InputError`
-    when isolation is required but missing.
-    """
+    settings: GateSettings,
+    limits: GateLimits | None,
+    timeout_s: float | None,
+    isolation: IsolationMode,
+    sandbox_root: Path | None,
+    hidden: Sequence[Path],
+    caches: GateCaches | None,
+    require_isolation: bool,
+) -> tuple[_Context, str, tuple[str, ...]]:
+    """Everything a command run in a clone of `head_sha` needs (the gates and the `run`
+    probes alike): limits, isolation, hidden paths, setup, dependency cache, secrets.
+    Returns the context, the resolved head commit and the head's top-level names."""
     if timeout_s is not None and timeout_s <= 0:
         raise InputError("the gate timeout must be positive", where=f"timeout_s={timeout_s}")
     chosen_limits = limits or gate_limits(settings)
     if timeout_s is not None:
         chosen_limits = chosen_limits.model_copy(update={"timeout_s": timeout_s})
-    top = require_repo(Path(repo))
     head = resolve_commit(top, head_sha)
-    base = resolve_commit(top, base_sha)
     chosen = isolation_for(isolation)
     _require(chosen, require_isolation or bool(settings.require_isolation))
     root = _sandbox_root(sandbox_root, top)
@@ -632,18 +630,61 @@ def run_gates(
         setup=setup,
         deps_cache=deps if setup else None,
         declared=declared_dependencies(manifests),
+        locks=locks,
     )
+    return ctx, head, head_paths
+
+
+def run_gates(
+    repo: Path,
+    head_sha: str,
+    base_sha: str,
+    commands: GateCommands,
+    diff_paths: Iterable[str],
+    *,
+    timeout_s: float | None = None,
+    build_command: str | None = None,
+    rerun_on_base: Collection[GateName] = DEFAULT_RERUN_ON_BASE,
+    limits: GateLimits | None = None,
+    isolation: IsolationMode = "auto",
+    sandbox_root: Path | None = None,
+    settings: GateSettings = NO_SETTINGS,
+    caches: GateCaches | None = None,
+    hidden: Sequence[Path] = (),
+    rerun: bool = False,
+    require_isolation: bool = False,
+) -> list[GateResult]:
+    """Run setup (when configured), then build, lint, unit and e2e for one framework run.
+
+    Returns the setup row first (only when a setup is configured), then one row per gate.
+    `head_sha`/`base_sha` may be any revision. `diff_paths` is the diff surface.
+    `build_command` overrides the manifest's build with the benchmark's fixed build command.
+    `settings` carries setup, gate_env, gate_limits and require_isolation (manifest over
+    benchmark); `limits`/`timeout_s` override its limits. `caches` enables the result and
+    dependency caches; `rerun` ignores stored results. `hidden` paths (warehouse, benchmark
+    dir) are invisible to commands, as is the evaluated repository. Raises
+    `ReadOnlyViolationError` when a command changed the evaluated repository, `InputError`
+    when isolation is required but missing.
+    """
+    top = require_repo(Path(repo))
+    ctx, head, head_paths = prepare_context(
+        top,
+        head_sha,
+        settings=settings,
+        limits=limits,
+        timeout_s=timeout_s,
+        isolation=isolation,
+        sandbox_root=sandbox_root,
+        hidden=hidden,
+        caches=caches,
+        require_isolation=require_isolation,
+    )
+    base = resolve_commit(top, base_sha)
+    setup = ctx.setup
     diff = sorted(set(diff_paths))
     key_material = {
-        "format": CACHE_FORMAT,
-        "code": CODE_VERSION,
-        "head": head,
+        **head_key(ctx, head),
         "base": base,
-        "setup": setup,
-        "locks": locks,
-        "env": extra_env,
-        "limits": chosen_limits.model_dump(mode="json"),
-        "isolation": chosen.model_dump(mode="json"),
         "rerun_on_base": sorted(rerun_on_base),
         "diff": diff,
     }

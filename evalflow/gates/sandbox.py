@@ -121,7 +121,10 @@ _OUTPUT_WINDOW = 64 * 1024
 # 3. a private /dev/shm, ``hide:`` paths covered by an empty tmpfs (still writable, so mount
 #    points for re-exposed paths can be made in it);
 # 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the hiding
-#    tmpfs made read-only, the scratch directories (HOME, TMPDIR) made writable in /tmp;
+#    tmpfs made read-only, the scratch directories (HOME, TMPDIR) made writable in /tmp; with
+#    ``loopback:<python>``, the loopback of the gate's own network namespace brought up
+#    (SIOCSIFFLAGS IFF_UP|IFF_RUNNING by evalflow's interpreter) for a `run` probe's server and
+#    client — here, because the nested user namespace has no CAP_NET_ADMIN over it;
 # 5. the command runs in a nested user + mount namespace (which locks every mount above),
 #    reports set-up success through fd 3 (the private pipe, then closed) and gets /dev/null as
 #    stdin. Afterwards the free space of /tmp is reported through the same pipe.
@@ -178,6 +181,11 @@ for a do case $a in scratch:*)
       || fail "cannot make $p writable"
   fi
   rm -f "$p/.evalflow-w"
+esac; done
+for a do case $a in loopback:*)
+  "${a#loopback:}" -c 'import fcntl, socket, struct; fcntl.ioctl(socket.socket(
+    socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH", b"lo", 0x41))' \
+    || fail "cannot bring up the loopback interface"
 esac; done
 cd "$cwd" && unset OLDPWD || fail "cannot enter $cwd"
 exec 3>&0 </dev/null
@@ -763,6 +771,7 @@ def _launch_args(
     hidden: Sequence[Path],
     read_only: Sequence[Path],
     network: bool,
+    loopback: bool,
 ) -> list[str]:
     prefix = [flag for flag in isolation.prefix if not (network and flag == "--net")]
     if not isolation.read_only_root:
@@ -776,6 +785,7 @@ def _launch_args(
         *(f"keep-ro:{Path(p).resolve()}" for p in read_only),
         *(f"hide:{Path(p).resolve()}" for p in hide),
         *(f"scratch:{p}" for p in scratch),
+        *((f"loopback:{sys.executable}",) if loopback and not network else ()),
     ]
     return [
         *prefix,
@@ -841,14 +851,17 @@ def execute(
     hidden: Sequence[Path] = (),
     read_only: Sequence[Path] = (),
     network: bool = False,
+    loopback: bool = False,
 ) -> Execution:
     """Run `command` with ``sh -c`` in `cwd` inside the sandbox; output goes to `log`.
 
     `log` is created by evalflow (truncated, never followed if it is a symlink) and should lie
     outside every path the gate can write. `cwd` and `writable` are the only writable host
     paths; `hidden` paths are invisible; `read_only` paths are re-exposed read-only even under
-    a hidden path; `network=True` keeps the host network (dependency set-up only). Without
-    full isolation those path arguments have no effect (`Isolation.missing` says so).
+    a hidden path; `network=True` keeps the host network (dependency set-up only);
+    `loopback=True` brings up the loopback interface of the command's own network namespace
+    (a server and its client inside one sandbox). Without full isolation those path and
+    network arguments have no effect (`Isolation.missing` says so).
 
     `Execution.limit_hit` is set only for a run that failed or timed out, checked in this order:
     ``memory`` when the gate's cgroup counted an OOM kill and ``processes`` when its pids
@@ -882,6 +895,7 @@ def execute(
         hidden=hidden,
         read_only=read_only,
         network=network,
+        loopback=loopback,
     )
     started = time.monotonic()
     try:
