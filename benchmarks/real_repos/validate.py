@@ -53,7 +53,7 @@ class Benchmark:
     name: str
     manifest: Path
     labels: Path
-    side_gold: Path
+    side_gold: Path | None
     run_key: str
     vendored: str | None = None  # name in evalflow.io.real_repos.VENDORED
     mirror: str | None = None  # "<owner>+<repo>" as laid out by the fetch tool
@@ -91,6 +91,40 @@ BENCHMARKS = (
         run_key="lva_conversation_storage.codex.f001",
         mirror="0h-n0+local-voice-assistant-codex",
         pin="b4e61fdd38a33b21c4cbfa3bf10a6c63ec0f0b28",
+    ),
+    # Three agents, one PRD (lva_llm_service/): the same LLM-service request built by Claude
+    # Code, Codex and Gemini CLI, judged by one frozen baseline written against the PRD. The
+    # side metrics of these runs are not adjudicated (no side gold).
+    *(
+        Benchmark(
+            name=f"lva_llm_service_{agent}",
+            manifest=HERE / f"lva_llm_service/{agent}/runs/{run}.yaml",
+            labels=HERE / f"lva_llm_service/{agent}/gold/{run}.labels.yaml",
+            side_gold=None,
+            run_key=run_key,
+            mirror=f"0h-n0+local-voice-assistant-{agent}",
+            pin=pin,
+        )
+        for agent, run, run_key, pin in (
+            (
+                "claude",
+                "claude-f003",
+                "lva_llm_service.claude-code.f003",
+                "aa6d1e374d1088224811491e2430afed2bb3f7e2",
+            ),
+            (
+                "codex",
+                "codex-f001",
+                "lva_llm_service.codex.f001",
+                "b130de68664c75418a872db703206e8940266558",
+            ),
+            (
+                "gemini",
+                "gemini-f003",
+                "lva_llm_service.gemini-cli.f003",
+                "361573e99e5a4d6f4440eb83f90845b9e56258c7",
+            ),
+        )
     ),
 )
 
@@ -242,7 +276,9 @@ def validate(bench: Benchmark, mirrors: dict[str, Path]) -> dict[str, Any]:
     if note:
         return {"benchmark": bench.name, "skipped": note}
     gold = _gold_labels(bench.labels)
-    side_gold = yaml.safe_load(bench.side_gold.read_text(encoding="utf-8"))
+    side_gold = (
+        yaml.safe_load(bench.side_gold.read_text(encoding="utf-8")) if bench.side_gold else None
+    )
     with tempfile.TemporaryDirectory(prefix="evalflow-validity-") as tmp:
         heur_wh, gold_wh = Path(tmp) / "heuristic", Path(tmp) / "gold"
         heur = _score(bench, heur_wh, "--judge", "heuristic")
@@ -262,9 +298,9 @@ def validate(bench: Benchmark, mirrors: dict[str, Path]) -> dict[str, Any]:
     result["side_metrics"] = {
         "judge": side,
         "gold": {
-            "scope_verdict": side_gold["scope"]["verdict"],
-            "e_recall": side_gold["elicitation"]["e_recall"],
-            "e_precision": side_gold["elicitation"]["e_precision"],
+            "scope_verdict": side_gold["scope"]["verdict"] if side_gold else None,
+            "e_recall": side_gold["elicitation"]["e_recall"] if side_gold else None,
+            "e_precision": side_gold["elicitation"]["e_precision"] if side_gold else None,
         },
     }
     return result
