@@ -158,7 +158,8 @@ def init(
     check_round_trip(prd, prd_text)
     base, base_why = guess_base(_history(top, head_sha), prd.spec_dir)
     parsed = parse_prd(prd_text, "prd.md")
-    draft = render_draft(draft_baseline(parsed, benchmark), benchmark)
+    drafted = draft_baseline(parsed, benchmark)
+    draft = render_draft(drafted, benchmark)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "runs").mkdir(exist_ok=True)
     targets[0].write_text(prd_text, encoding="utf-8")
@@ -175,6 +176,18 @@ def init(
     )
     if assumed:
         click.echo(f"ASSUMED priorities (listed in prd.md): {', '.join(assumed)}")
+    roadmap = [ac.id for s in parsed.stories if s.priority == "P2" for ac in s.acs]
+    if roadmap:
+        click.echo(
+            f"{len(roadmap)} AC(s) of P2 stories drafted at weight 0 (roadmap readiness, not in "
+            "Final)"
+        )
+    manual = [ac.id for ac in drafted if ac.checks and ac.checks[0].rule.startswith("manual")]
+    if manual:
+        click.echo(
+            f"not English, imported verbatim: decompose by hand before freezing: "
+            f"{', '.join(manual)}"
+        )
     for note in prd.notes:
         click.echo(f"note: {note}")
     for target in targets:

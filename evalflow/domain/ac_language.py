@@ -2,6 +2,9 @@
 
 Shared by the offline drafter (`baseline_draft`) and the linter (`baseline_lint`), so the
 two never disagree on what an AC says: its Given/When/Then parts, its observable clauses,
+its clauses (`split_clauses`: at "; AND", a joined BMAD "And", and an "and" that opens a
+clause — its subject carried when the source leaves it out; never inside parentheses,
+brackets, quotes, code or a dash aside), whether it is English at all (`non_english`),
 the named fields of an emitted/returned/persisted artefact (conjunction/payload rule), its
 alternatives — in a clause, or in the Given as independent paths — and whether the product
 controls the choice (disjunction rule), an
@@ -22,11 +25,13 @@ _EARS = re.compile(
     r"^(?P<cond>(?:when|if|while|where)\b.*?)[,]?\s*(?:then\s+)?(?:the\s+\w+(?:\s+\w+)?\s+)?shall\b(?P<then>.*)$",
     re.IGNORECASE,
 )
+# EARS's ubiquitous form: "THE System SHALL document …" (no condition).
+_UBIQUITOUS = re.compile(r"^the\s+[\w-]+(?:\s+[\w-]+){0,2}\s+shall\b\s*(.*)$", re.IGNORECASE)
 _PROSE_WHEN = re.compile(r"^(?:when|whenever|if|once)\s+([^,]+),\s*(.+)$", re.IGNORECASE)
 _ARTEFACT = re.compile(
     r"\b(emits?|emitted|returns?|returned|responds?|response|body|sends?|sent|persists?|"
     r"persisted|stores?|stored|saves?|saved|publishes?|published|payload|event|message|"
-    r"record|row|notification)\b",
+    r"record|row|notification|table)\b",
     re.IGNORECASE,
 )
 _FIELDS = re.compile(
@@ -73,11 +78,262 @@ BEHAVIOUR_VERBS = (
     "records|updates|deletes|removes|publishes|writes|dispatches|grants|notifies|redirects|"
     "renders|charges|schedules|logs|changes|keeps|remains|stays"
 )
-_CLAUSE_SPLIT = re.compile(
-    rf"\s*;\s*|,\s+and\s+|,?\s+and\s+(?=(?:then\s+)?(?:(?:the|a|an|it|its|they|no)\s|(?:{BEHAVIOUR_VERBS})\b))",
+_JOINED = re.compile(rf",?\s+and\s+(?:then\s+)?(?:{BEHAVIOUR_VERBS})\b", re.IGNORECASE)
+# A finite verb (or a modal / negation) that makes the words after an "and" a clause of their
+# own; a plain noun phrase after "and" ("goals, assists and saves") is one object's list.
+_FINITE = re.compile(
+    r"\b(?:is|are|was|were|be|been|becomes?|has|have|does|do|did|can|cannot|must|should|shall|"
+    r"will|may|never|appears?|exists?|contains?|includes?|lists?|uses?|gets?|receives?|"
+    r"prints?|outputs?|exits?|fails?|succeeds?|passes|runs?|calls?|reads?|matches|moves?|"
+    r"hides?|opens?|closes?|loads?|clears?|resets?|refreshes|reflects?|navigates?|"
+    r"focus(?:es)?|scrolls?|disables?|enables?|highlights?|indicates?|reports?|allows?|"
+    r"prevents?|blocks?|triggers?|fires?|adds?|marks?|sets?|assigns?|increments?|decrements?|"
+    r"computes?|calculates?|sorts?|filters?|groups?|validates?|generates?|produces?|"
+    r"supports?|provides?|maintains?|preserves?|retains?|continues?|starts?|stops?|switch(?:es)?|"
+    r"excludes?|ignores?|separates?|requires?|accepts?|ensures?|defines?|identif(?:y|ies)|"
+    r"suggests?|exposes?|expands?|collapses?|reverts?|decreases?|increases?|lands?|sees?|"
+    r"explains?|describes?|documents?|works?|occurs?|happens?|applies|apply|takes?|makes?|am|"
+    r"queries|toggles?|meets?|recalculates?|animates?|restores?|dismiss(?:es)?|"
+    r"require|identify|suggest|define|provide|use|allow|disable|enable|ensure|support|"
+    r"persist|display|show|return|send|create|reject|remove|delete|update|emit|store|save|"
+    r"prevent|redirect|render|record|keep|remain|stay|log|notify|grant|publish|write|"
+    rf"{BEHAVIOUR_VERBS})\b",
     re.IGNORECASE,
 )
-_JOINED = re.compile(rf",?\s+and\s+(?:then\s+)?(?:{BEHAVIOUR_VERBS})\b", re.IGNORECASE)
+_AUX = re.compile(
+    r"\b(?:is|are|was|were|will\s+be|must\s+be|should\s+be|shall\s+be|can\s+be|gets?|becomes?)\b",
+    re.IGNORECASE,
+)
+# A past participle opening the words after "and": "is created … and marked as open".
+_PARTICIPLE = re.compile(
+    r"(?:[a-z]+ed|given|shown|set|sent|kept|made|put|held|written|hidden|taken|built|"
+    r"drawn|chosen|read|cut|shut|known|seen|done|thrown|broken|frozen|bound|found|run|"
+    r"split|begun|spun|laid|paid|met|lost|left|rewritten|overwritten)\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"(?:does\s+not|do\s+not|doesn't|don't|did\s+not|is\s+not|are\s+not|isn't|aren't|"
+    r"never|cannot|can\s+not|must\s+not|shall\s+not|should\s+not|will\s+not|won't|no\s+\w)",
+    re.IGNORECASE,
+)
+_DETERMINER = re.compile(
+    r"(?:(?:the|a|an|it|its|they|their|them|he|she|his|her|this|that|these|those|each|every|"
+    r"all|any|no|none|nothing|some|both|one|only|my|our|your|i|we|you|[A-Z][\w-]*)\b|[_`\"“'])",
+)
+# Keyword clause markers: "; AND", a BMAD "**And**" joined into the text ("… spinner) And
+# `POST` is called"), Gherkin's "But"; a semicolon ends a clause.
+_MARKER = re.compile(r"\s*;\s*(?:(?i:and|but|or)\b\s*)?|\s+(?:AND|BUT|And|But)\s+(?=\S)")
+# Verbs whose object may be a list of things, each observed on its own ("displays a field and
+# a button": two checks; the conjunction rule).
+_SHOWS = re.compile(
+    r"\b(?:shows?|displays?|renders?|lists?|contains?|includes?|presents?|has|have)\b", re.I
+)
+_AND = re.compile(r",?\s+and\s+(?:then\s+|also\s+)?", re.IGNORECASE)
+# Nesting that is never split: parentheses and brackets (an aside, an example, an exclusion
+# list is one thing), quotes and code spans.
+_OPEN, _CLOSE = "([{", ")]}"
+# An aside after a dash ("… immediately — no spinner") runs to the next dash or the end.
+_DASH_ASIDE = re.compile(r"(\s)[—–]\s[^—–;()]*?(?=\s+(?:AND|And|BUT|But|OR)\s|[;()—–]|$)")
+
+
+def mask_nested(text: str) -> str:
+    """`text` with quoted/code spans and parenthesised/bracketed spans blanked to '_' (same
+    length, same offsets): what the splitting rules may cut."""
+    masked = list(
+        _DASH_ASIDE.sub(
+            lambda m: m.group(1) + "_" * (len(m.group(0)) - len(m.group(1))), _mask_quoted(text)
+        )
+    )
+    depth = 0
+    for i, ch in enumerate(masked):
+        if ch in _OPEN:
+            depth += 1
+        if depth:
+            masked[i] = "_"
+        if ch in _CLOSE and depth:
+            depth -= 1
+    return "".join(masked)
+
+
+def _subject(clause: str) -> tuple[str, str]:
+    """(subject, auxiliary) of `clause`: the words before its first finite verb, and that
+    verb when it is an auxiliary ("The task is created" → ("The task", "is"))."""
+    masked = mask_nested(clause)
+    verb = _FINITE.search(masked)
+    if verb and verb.start() == 0:
+        # "filter state is never written": a noun that looks like a verb, then the verb.
+        nxt = _FINITE.search(masked, verb.end())
+        if (
+            nxt
+            and len(masked[verb.end() : nxt.start()].split()) <= 1
+            and not re.search(r"\band\b|,", masked[: nxt.start()])
+        ):
+            verb = nxt
+    while (
+        verb
+        and re.fullmatch(
+            r"\s*(?:the|a|an|all|each|every|its|their|any|no)?\s*", masked[: verb.start()], re.I
+        )
+        and verb.start()
+    ):
+        verb = _FINITE.search(masked, verb.end())  # "the filters are cleared": a noun
+    if verb is None or verb.start() == 0:
+        return "", ""
+    subject = clause[: verb.start()].strip()
+    if (
+        _NEGATION.match(masked, 0)
+        or re.search(r"\band\b|,", masked[: verb.start()])
+        or len(subject.split()) > 8
+    ):
+        return "", ""  # no subject of its own (an EARS "SHALL" part starts with its verb)
+    aux = _AUX.match(masked, verb.start())
+    modal = re.match(r"(?:shall|must|should|will|can|may)\b", masked[verb.start() :], re.I)
+    if modal:
+        return f"{subject} {clause[verb.start() : verb.start() + modal.end()]}", ""
+    return subject, (clause[aux.start() : aux.end()] if aux else "")
+
+
+def _starts_clause(right: str) -> str | None:
+    """How the words after an "and" open a clause: 'subject' (they carry their own subject and
+    verb), 'verb' (a verb or a negation: the left clause's subject is carried), 'participle'
+    (subject and auxiliary carried), or None (a noun phrase: part of the left clause)."""
+    masked = mask_nested(right)
+    if re.match(r"no\s", masked, re.I):
+        return "subject"  # "no API call is made": a negated subject of its own
+    if _NEGATION.match(masked) or re.match(rf"(?:{BEHAVIOUR_VERBS})\b", masked, re.I):
+        return "verb"
+    if _FINITE.match(masked):
+        return "verb"
+    first = re.match(r"[\w-]+", masked)
+    if first and _PARTICIPLE.fullmatch(first.group(0)) and not _DETERMINER.match(masked):
+        return "participle"
+    verb = _FINITE.search(masked)
+    if verb and _DETERMINER.match(masked) and len(masked[: verb.start()].split()) <= 6:
+        return "subject"  # a short subject: a verb within its first six words
+    if verb and 1 <= len(masked[: verb.start()].split()) <= 2:
+        return "subject"  # a bare noun subject: "… and tab refreshes"
+    return None
+
+
+def _listed(left: str) -> bool:
+    """`left` ends in a comma list of nouns ("goals, assists"): an "and" after it closes the
+    list, whatever the next word looks like ("and saves")."""
+    last = re.search(r",\s*([^,]*)$", left)
+    return bool(last) and not _FINITE.search(last.group(1))  # type: ignore[union-attr]
+
+
+def split_clauses(then: str) -> tuple[str, ...]:
+    """The observable clauses of a Then part: cut at clause markers (";", "AND", "And") and
+    at an "and" that opens a new clause ("… shows an error and does not create the item"),
+    never inside parentheses, brackets, quotes or code. A clause without its own subject
+    carries the first one's ("The item is created with an id and marked as open" → "The item
+    is created with an id" / "The item is marked as open"); a second object of a showing verb
+    is its own check ("displays a field and a button")."""
+    masked = mask_nested(then)
+    pieces, at = [], 0
+    for m in _MARKER.finditer(masked):
+        pieces.append(then[at : m.start()])
+        at = m.end()
+    pieces.append(then[at:])
+    out: list[str] = []
+    last = ""  # the subject of the previous piece: "…; AND ignore X" is still its behaviour
+    for piece in filter(None, (_strip(p) for p in pieces)):
+        pm = mask_nested(piece)
+        subject, aux = _subject(piece)
+        start, prefix = 0, ""
+        if not subject and last and _starts_clause(pm) == "verb":
+            prefix, subject = f"{last} ", last
+        last = subject or last
+        shows = _SHOWS.search(pm)
+        colon = pm.find(": ")
+        for m in _AND.finditer(pm):
+            if m.start() <= start or 0 <= colon < m.start():
+                continue  # what follows a colon spells out one behaviour
+            right = pm[m.end() :]
+            how = _starts_clause(right)
+            if how == "verb" and _listed(pm[start : m.start()]):
+                how = None
+            if how == "subject" and not _FINITE.search(pm, start, m.start()):
+                how = None  # "tab bar and tab content use …": a compound subject
+            if how == "participle" and not subject:
+                how = None  # "suggest shared utilities and centralized management": an object
+            if (
+                how is None
+                and shows
+                and shows.end() <= m.start()
+                and re.match(r"(?:a|an|one|two|three|four|five|six|\d+)\s", right, re.I)
+                and not _FINITE.search(right)
+            ):
+                how = "object"
+            lead = _FINITE.match(pm)  # an EARS part: the clause opens with its verb
+            if (
+                how is None
+                and lead
+                and start == 0
+                and not _FINITE.search(right)
+                and not re.search(
+                    r"\b(?:with|for|of|to|in|on|by|from|at|as)\b", pm[lead.end() : m.start()]
+                )
+                and len(pm[lead.end() : m.start()].split()) >= 2
+                and len(right.split()) >= 2
+            ):
+                shows, how = lead, "object"  # "identify circular dependencies and tight coupling"
+            if how is None:
+                continue
+            out.append(_strip(prefix + piece[start : m.start()]))
+            start = m.end()
+            prefix = ""
+            if how == "object":
+                prefix = piece[: shows.end()] + " "  # type: ignore[union-attr]
+            elif subject and how == "verb":
+                prefix = f"{subject} "
+            elif subject and how == "participle":
+                # "are evenly sized and spaced": the adverb qualifies both participles.
+                adverb = re.search(r"\b(\w+ly)\s+\S+\s*$", piece[: m.start()])
+                manner = f"{adverb.group(1)} " if adverb and len(right.split()) == 1 else ""
+                prefix = f"{subject} {aux or 'is'} {manner}"
+        out.append(_strip(prefix + piece[start:]))
+    return tuple(item for c in out if c for item in _object_list(c))
+
+
+def _object_list(clause: str) -> list[str]:
+    """A showing verb's object that is a list of short noun phrases ("shows goals, assists
+    and saves") gives one clause per item; anything else stays whole."""
+    masked = mask_nested(clause)
+    shows = _SHOWS.search(masked)
+    if not shows:
+        return [clause]
+    colon = masked.find(": ", shows.end())
+    begin = (
+        colon + 2 if colon >= 0 and len(masked[shows.end() : colon].split()) <= 3 else shows.end()
+    )
+    seps = list(re.finditer(r",\s*(?:and\s+)?|\s+and\s+", masked[begin:]))
+    if not seps or not any("," in sep.group(0) for sep in seps):
+        return [clause]
+    items, at = [], begin
+    for sep in seps:
+        items.append((at, begin + sep.start()))
+        at = begin + sep.end()
+    items.append((at, len(clause)))
+    for a, b in items:
+        words = masked[a:b].split()
+        if not words or len(words) > 5 or (len(words) > 1 and _FINITE.search(masked[a:b])):
+            return [clause]
+        if re.search(r"\b(?:with|of|for|to|in|on|by|from|that|which)\b", masked[a:b], re.I):
+            return [clause]
+    head = clause[: shows.end()]
+    return [_strip(f"{head} {clause[a:b]}") for a, b in items]
+
+
+_SCRIPTS = re.compile(r"[^\W\d_]")
+
+
+def non_english(text: str) -> bool:
+    """Wording the rules cannot read: more than a tenth of its letters (outside code and
+    quotes) are not Latin. Imported verbatim and flagged for manual decomposition."""
+    letters = _SCRIPTS.findall(_QUOTED.sub(" ", text))
+    latin = sum(1 for ch in letters if ch.isascii() or "\u00c0" <= ch <= "\u024f")
+    return bool(letters) and latin < 0.9 * len(letters)
 
 
 @dataclass(frozen=True)
@@ -103,33 +359,73 @@ def _strip(text: str) -> str:
 
 def split_gwt(text: str) -> tuple[str, str, str]:
     """(given, when, then) of a Given/When/Then or EARS sentence; the whole text is `then`."""
+    given, when, then, _ = _steps(text)
+    return given, when, then
+
+
+def _steps(text: str) -> tuple[str, str, str, list[tuple[str, str]]]:
+    """`split_gwt` plus the (when, then) pairs after the first Then (an OpenSpec scenario
+    may go on: "…; THEN the dialog opens; WHEN the user saves; THEN the row is updated")."""
     ears = _EARS.match(text.strip())
     if ears:
-        return "", _strip(ears.group("cond")), _strip(ears.group("then"))
-    parts: dict[str, str] = {}
-    marks = list(_GWT.finditer(text))
+        return "", _strip(ears.group("cond")), _strip(ears.group("then")), []
+    ubiquitous = _UBIQUITOUS.match(text.strip())
+    if ubiquitous:
+        return "", "", _strip(ubiquitous.group(1)), []
+    masked = mask_nested(text)
+    marks = [
+        m for m in _GWT.finditer(masked)
+        if m.group(1)[0].isupper() or re.search(r"(?:^|[,;.:])\s*$", masked[: m.start()])
+    ]  # fmt: skip
     if not marks or not any(m.group(1).lower() == "then" for m in marks):
         prose = _PROSE_WHEN.match(text.strip())
         if prose:
-            return "", _strip(prose.group(1)), _strip(prose.group(2))
-        return "", "", _strip(text)
+            return "", _strip(prose.group(1)), _strip(prose.group(2)), []
+        return "", "", _strip(text), []
+    parts: dict[str, str] = {}
+    later: list[tuple[str, str]] = []
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        key = m.group(1).lower()
-        parts.setdefault(key, _strip(text[m.end() : end]))
-    return parts.get("given", ""), parts.get("when", ""), parts.get("then", "")
+        key, words = m.group(1).lower(), _strip(text[m.end() : end])
+        if "then" not in parts:
+            parts.setdefault(key, words)
+        elif key == "when":
+            later.append((words, ""))
+        elif key == "then" and later and not later[-1][1]:
+            later[-1] = (later[-1][0], words)
+    steps = [(w, t) for w, t in later if t]
+    return parts.get("given", ""), parts.get("when", ""), parts.get("then", ""), steps
+
+
+_EXCLUSION = re.compile(
+    r"\b(?:except|excluding|other\s+than|but\s+not|not\s+including|without|apart\s+from)\b",
+    re.IGNORECASE,
+)
 
 
 def named_fields(clause: str) -> tuple[tuple[str, ...], str | None, int]:
     """The named fields of an emitted/returned/persisted artefact in `clause`, the artefact,
-    and where the field list starts (len(clause) when there is none)."""
-    for fields_m in _FIELDS.finditer(clause):
+    and where the field list starts (len(clause) when there is none). A list inside
+    parentheses, quotes or code is not the clause's own list, and an exclusion list ("except
+    A and B", "without A or B") names what the artefact must not carry."""
+    masked = mask_nested(clause)
+    for fields_m in _FIELDS.finditer(masked):
         artefact = None
-        for a in _ARTEFACT.finditer(clause, 0, fields_m.start()):
+        for a in _ARTEFACT.finditer(masked, 0, fields_m.start()):
             artefact = a
-        if artefact is None:
+        if artefact is None or _EXCLUSION.search(masked, artefact.end(), fields_m.end("list")):
             continue
-        raw = re.split(r",\s*(?:and\s+)?|\s+and\s+|\s+as\s+well\s+as\s+", fields_m.group("list"))
+        start, raw = fields_m.start("list"), []
+        label = re.match(r"\w+:\s+", masked[start:])  # "with columns: `id`, …"
+        start += label.end() if label else 0
+        for sep in re.finditer(
+            r",\s*(?:and\s+)?|\s+and\s+|\s+as\s+well\s+as\s+", masked[: fields_m.end("list")]
+        ):
+            if sep.start() < start:
+                continue
+            raw.append(clause[start : sep.start()])
+            start = sep.end()
+        raw.append(clause[start : fields_m.end("list")])
         fields = tuple(_strip(f) for f in raw if _strip(f) and not _STATUS_CODE.match(_strip(f)))
         if len(fields) >= 2:
             return fields, artefact.group(1).lower(), fields_m.start()
@@ -158,56 +454,96 @@ def _mask_quoted(text: str) -> str:
     return _QUOTED.sub(lambda m: "_" * len(m.group(0)), text)
 
 
+_PREPOSITION = re.compile(r"\b(with|to|in|on|by|from|for|at|via|as)\s+", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:can|must|should|shall|will|may)\s+", re.IGNORECASE)
+
+
+def _subject_or(masked: str, at: int, end: int) -> bool:
+    """The "or" at `at`..`end` joins subjects ("the UI or help text documents …", "no layout
+    issues or widget clipping occurs"): no verb before it, one after it."""
+    return not (_VERB.search(masked, 0, at) or _FINITE.search(masked, 0, at)) and bool(
+        _VERB.search(masked, end) or _FINITE.search(masked, end)
+    )
+
+
+def _suspended(left: str, right: str) -> str:
+    """A suspended hyphen ("set- or clear-deadline call") completes the left option from the
+    right one's tail ("set-deadline call")."""
+    if left.endswith("-") and "-" in right:
+        return left + right.split("-", 1)[1]
+    return left
+
+
 def alternatives(clause: str) -> tuple[str, ...]:
     """The options of an "A or B" in `clause` (empty when there is no disjunction).
 
-    Not a disjunction of behaviours: an "or" inside a quoted string or code span, "and/or"
-    (no space before "or"), a category ("objects, arrays or other non-scalar types"), and an
-    "or" in the clause's subject ("The UI or help text documents …": whether either place is
-    enough or each must hold, the words do not say, so no rule can be proven from them).
+    Not a disjunction of behaviours: an "or" inside a quoted string, a code span, parentheses
+    or a dash aside, "and/or" (no space before "or"), a category ("objects, arrays or other
+    non-scalar types"), and an "or" in the clause's subject ("The UI or help text documents
+    …": whether either place is enough or each must hold, the words do not say, so no rule
+    can be proven from them). The left option has as many words as the right one (at most
+    four): "activate it with Space or Enter" → Space / Enter.
     """
-    masked = _mask_quoted(clause)
+    masked = mask_nested(clause)
     for m in _OR.finditer(masked):
-        if _CATEGORY.match(masked, m.start()):
+        if _CATEGORY.match(masked, m.start()) or _subject_or(masked, m.start(), m.end()):
             continue
-        if not _VERB.search(masked, 0, m.start()) and _VERB.search(masked, m.end()):
-            continue  # a subject disjunction
         left, right = _LEFT.search(masked[: m.start()]), _RIGHT.match(masked, m.end())
         if left is None or right is None:
             continue
-        return (
-            _strip(clause[left.start(1) : left.end(1)]),
-            _strip(re.split(r"[;,(]", clause[right.start() : right.end()])[0]),
-        )
+        second = _strip(re.split(r"[;,(]", clause[right.start() : right.end()])[0])
+        words = clause[left.start(1) : left.end(1)].split()
+        first = _strip(" ".join(words[-max(1, len(second.split())) :]))
+        preps = list(_PREPOSITION.finditer(masked, 0, m.start()))
+        if preps and len(masked[preps[-1].end() : m.start()].split()) <= 3:
+            first = _strip(clause[preps[-1].end() : m.start()])  # "with Space or Enter"
+            modal = list(_MODAL.finditer(masked, 0, preps[-1].start()))
+            rest = second.split()
+            if modal and len(rest) >= 3 and rest[1].lower() == preps[-1].group(1).lower():
+                # "can submit the edit with Enter or cancel with Escape": two verb phrases.
+                first = _strip(clause[modal[-1].end() : m.start()])
+        first = re.sub(r"^either\s+", "", first, flags=re.IGNORECASE)
+        return (_suspended(first, second), second)
     return ()
+
+
+_STATE_VERB = re.compile(r"\b(?:is|are|has|have|enters?|submits?|with|without)\s+", re.IGNORECASE)
 
 
 def precondition_alternatives(given: str) -> tuple[str, ...]:
     """The options of an "A or B" state in a Given ("X or Y is empty or missing" → empty /
-    missing): the word before the "or" and the words after it up to punctuation. Skipped like
-    `alternatives`: quoted and code spans, categories, and an "or" in the subject ("X or Y")."""
-    masked = _mask_quoted(given)
+    missing): the words between the last verb and the "or" (else the one word before it),
+    and the words after it up to punctuation. Skipped like `alternatives`: quoted, code,
+    parenthesised spans, categories, and an "or" in the subject ("X or Y")."""
+    masked = mask_nested(given)
     for m in _OR.finditer(masked):
-        if _CATEGORY.match(masked, m.start()):
+        if _CATEGORY.match(masked, m.start()) or _subject_or(masked, m.start(), m.end()):
             continue
-        if not _VERB.search(masked, 0, m.start()) and _VERB.search(masked, m.end()):
-            continue
-        left = re.search(r"([\w-]+)$", masked[: m.start()])
+        verbs = list(_STATE_VERB.finditer(masked, 0, m.start()))
+        at = verbs[-1].end() if verbs else m.start()
+        if len(masked[at : m.start()].split()) > 4 or at == m.start():
+            word = re.search(r"[\w-]+$", masked[: m.start()])
+            at = word.start() if word else m.start()
         right = re.match(r"[\w-]+(?:\s+[\w-]+){0,2}", masked[m.end() :])
-        if left and right:
-            return (given[left.start(1) : left.end(1)], given[m.end() : m.end() + right.end()])
+        if at < m.start() and right:
+            second = given[m.end() : m.end() + right.end()]
+            return (_suspended(_strip(given[at : m.start()]), second), second)
     return ()
 
 
 def read(text: str) -> Reading:
-    given, when, then = split_gwt(text)
-    # The field list of the payload rule is one clause's object: split only what precedes it.
-    fields, artefact, at = named_fields(then)
-    head, tail = then[:at], then[at:]
-    parts = [_strip(c) for c in _CLAUSE_SPLIT.split(head)]
-    if tail:
-        parts[-1] = f"{parts[-1]} {tail.strip()}"
-    clauses = tuple(c for c in (_strip(c) for c in parts) if c)
+    given, when, then, later = _steps(text)
+    clauses = split_clauses(then) + tuple(
+        f"{clause} (when {step_when})"
+        for step_when, step in later
+        for clause in split_clauses(step)
+    )
+    fields: tuple[str, ...] = ()
+    artefact = None
+    for clause in clauses:
+        fields, artefact, _ = named_fields(clause)
+        if fields:
+            break
     alts: tuple[str, ...] = ()
     for clause in clauses:
         alts = alternatives(clause)

@@ -1,16 +1,21 @@
 """The offline, rule-based baseline drafter: PRD → a draft `_ac-baseline.yaml` (seed 002).
 
-Each AC in scope (P0/P1) is decomposed with `evalflow.domain.ac_language`: one I-check per
-observable clause; the conjunction/payload rule (one I-check and one T-check per named field
-of an emitted/returned/persisted artefact); the disjunction rule (independent paths ⇒ one
-I-check per path, also for an "or" in the Given — "empty or missing" is two paths;
-product-controlled ⇒ default behaviour + switch reachable without a code change); the
-wiring rule (asynchronous ingress ⇒ a wiring I-check); T-checks at the level the fixed
-policy demands (pure logic ⇒ unit, HTTP/contract/persistence ⇒ e2e, both ⇒ one of
-each), `outcome: true` for "becomes/persisted/shows status" ACs. Every check carries the
-rule that produced it as a YAML comment (the frozen model has no field for it). Deterministic:
-the same PRD gives the same bytes. The offline draft has no probes and no anchors: a person
-adds them before `evalflow baseline freeze` (docs/importers/).
+Each AC (P2 too: it weighs 0 and is reported as roadmap readiness) is decomposed with
+`evalflow.domain.ac_language`: one I-check per observable clause — a negated clause ("does
+not create the item") and a subject-less "and" clause ("… and marked as open") are clauses
+of their own, parentheses, dash asides and quotes are never cut; the conjunction/payload
+rule (one I-check and one T-check per named field of an emitted/returned/persisted
+artefact); the disjunction rule (independent paths ⇒ one I-check per path, also for an "or"
+in the Given — "empty or missing" is two paths; product-controlled ⇒ default behaviour +
+switch reachable without a code change); the wiring rule (asynchronous ingress ⇒ a wiring
+I-check); T-checks at the level the fixed policy demands (pure logic ⇒ unit,
+HTTP/contract/persistence ⇒ e2e, both ⇒ one of each), `outcome: true` for
+"becomes/persisted/shows status" ACs. Every check carries the rule that produced it as a
+YAML comment (the frozen model has no field for it). An AC that is not in English is kept
+verbatim as one I- and one T-check flagged for manual decomposition
+(`evalflow_tests/domain/ac_corpus.yaml` measures the rules on real ACs). Deterministic: the
+same PRD gives the same bytes. The offline draft has no probes and no anchors: a person adds
+them before `evalflow baseline freeze` (docs/importers/).
 
 Also the drafters' one interface (`Drafter`: this one, and `evalflow.judges.claude_drafter`,
 which follows the same rules through Claude and proposes probes it verifies) and the one
@@ -30,6 +35,8 @@ import yaml
 from evalflow.domain.ac_language import (
     Reading,
     has_logic,
+    named_fields,
+    non_english,
     read,
     says_outcome,
     starts_with_verb,
@@ -82,66 +89,89 @@ def _behaviour(context: str, clause: str) -> str:
     return _sentence(f"{context}{_lower_first(clause) if context else clause}")
 
 
-def _i_checks(r: Reading) -> list[tuple[str, str, bool]]:
-    """(proposition, rule, wiring) of each I-check."""
-    out: list[tuple[str, str, bool]] = []
+@dataclass(frozen=True)
+class Piece:
+    """One I-check of an AC's decomposition: `core` is what the rule isolated (the clause,
+    one path of it, one named field) without the Given/When context the proposition adds;
+    the corpus test compares cores with hand decompositions."""
+
+    core: str
+    proposition: str
+    rule: str
+    wiring: bool = False
+
+
+_PATH_GIVEN = "disjunction (independent paths): per path of the precondition"
+_PRODUCT_DEFAULT = "disjunction (product-controlled): the default behaviour"
+_CLAUSE = "clause: one I-check per observable clause"
+_MANUAL = "manual: not English, imported verbatim; decompose it by hand"
+
+
+def _i_checks(r: Reading) -> list[Piece]:
+    out: list[Piece] = []
     # The precondition is part of the behaviour ("fewer than 10 messages ⇒ none removed").
     given = f"Given {r.given}, " if r.given else ""
     when = f"{'w' if given else 'W'}hen {r.when}, " if r.when else ""
     context = given + when
     if r.ingress:
         trigger = f" ({r.when})" if r.when else ""
-        out.append((
+        out.append(Piece("wiring",
             f"The entry point of the inbound event{trigger} is routed, verifies the event's "
             "authenticity and dispatches it by type to its handler.",
-            "wiring: asynchronous ingress gets its own wiring I-check",
-            True,
-        ))  # fmt: skip
+            "wiring: asynchronous ingress gets its own wiring I-check", True))  # fmt: skip
     for clause in r.clauses:
         if r.given_alternatives:
             first, second = r.alternatives
             for option in (first, second):
                 path_given = r.given.replace(f"{first} or {second}", option, 1)
                 path_context = f"Given {path_given}, " + (f"when {r.when}, " if r.when else "")
-                out.append((_behaviour(path_context, clause),
-                            "disjunction (independent paths): per path of the precondition",
-                            False))  # fmt: skip
+                core = f"{clause} [given: {option}]"
+                out.append(Piece(core, _behaviour(path_context, clause), _PATH_GIVEN))
             continue
-        if r.alternatives and f"{r.alternatives[0]} or {r.alternatives[1]}" in clause:
+        if r.alternatives and f"{r.alternatives[0]} or {r.alternatives[1]}" in clause.replace(
+            "either ", ""
+        ):
             first, second = r.alternatives
             if r.product_choice:
                 default = clause.replace(f" or {second}", "")
-                out.append(
-                    (
-                        _behaviour(context, f"by default, {_lower_first(default)}"),
-                        "disjunction (product-controlled): the default behaviour",
-                        False,
-                    )
-                )
-                out.append((_sentence(f"the alternative ({second}) is reachable without a code "
-                                      "change (configuration key, flag or environment variable) "
-                                      "at the same decision point"),
-                            "disjunction (product-controlled): the switch", False))  # fmt: skip
+                out.append(Piece(f"by default, {default}",
+                                 _behaviour(context, f"by default, {_lower_first(default)}"),
+                                 _PRODUCT_DEFAULT))  # fmt: skip
+                out.append(Piece(f"switch: {second}",
+                                 _sentence(f"the alternative ({second}) is reachable without a "
+                                           "code change (configuration key, flag or environment "
+                                           "variable) at the same decision point"),
+                                 "disjunction (product-controlled): the switch"))  # fmt: skip
             else:
+                joined = re.search(
+                    rf"(?:either\s+)?{re.escape(first)} or {re.escape(second)}", clause
+                )
                 for option in (first, second):
-                    path = clause.replace(f"{first} or {second}", option)
-                    out.append((_behaviour(context, path),
-                                "disjunction (independent paths): per path", False))  # fmt: skip
+                    path = clause.replace(joined.group(0), option) if joined else clause
+                    out.append(Piece(path, _behaviour(context, path),
+                                     "disjunction (independent paths): per path"))  # fmt: skip
             continue
         if r.product_choice and re.match(r"the\s+product\s+choos", clause, re.IGNORECASE):
             continue  # the product choice is the two checks above
-        if r.fields and clause.endswith(r.fields[-1]):
-            head = clause[: clause.lower().rfind(r.fields[0].lower())].rstrip()
-            out.append((_behaviour(context, _CONNECTOR.sub("", head)),
-                        "clause: one I-check per observable clause", False))  # fmt: skip
-            for field in r.fields:
-                out.append((_sentence(f"the {r.artefact} (the constructed object) carries {field}"),
-                            "conjunction/payload: one I-check per named field", False))  # fmt: skip
+        fields, artefact, at = named_fields(clause)
+        if fields and fields == r.fields:
+            head = _CONNECTOR.sub("", clause[:at].rstrip())
+            out.append(Piece(head, _behaviour(context, head), _CLAUSE))
+            for field in fields:
+                prop = _sentence(f"the {artefact} (the constructed object) carries {field}")
+                out.append(Piece(f"{artefact} carries {field}", prop,
+                                 "conjunction/payload: one I-check per named field"))  # fmt: skip
             continue
-        out.append(
-            (_behaviour(context, clause), "clause: one I-check per observable clause", False)
-        )
+        out.append(Piece(clause, _behaviour(context, clause), _CLAUSE))
     return out
+
+
+def decomposition(text: str) -> tuple[str, ...]:
+    """The cores of an AC's I-checks (see `Piece`); `("manual",)` for wording the rules
+    cannot read (not English)."""
+    if non_english(text):
+        return ("manual",)
+    return tuple(p.core for p in _i_checks(read(text)))
 
 
 def _t_checks(r: Reading, behaviours: list[str]) -> list[tuple[str, str, str, bool]]:
@@ -172,12 +202,23 @@ def _t_checks(r: Reading, behaviours: list[str]) -> list[tuple[str, str, str, bo
 
 
 def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
+    if non_english(ac.text):
+        # The rules read English: one check holding the AC verbatim, flagged, beats a
+        # decomposition of words they cannot parse.
+        checks = (
+            DraftCheck(f"{ac.id}-I1", "I", ac.text.strip(), _MANUAL),
+            DraftCheck(f"{ac.id}-T1", "T", f"A test asserts: {ac.text.strip()}", _MANUAL,
+                       level="e2e" if test_level(ac.text) != "unit" else "unit"),
+        )  # fmt: skip
+        return DraftAC(ac.id, ac.text, "Not English: decompose by hand (SPEC §1 rules).", checks)
     r = read(ac.text)
     checks: list[DraftCheck] = []
-    i_checks = _i_checks(r)
-    for n, (prop, rule, wiring) in enumerate(i_checks, start=1):
-        checks.append(DraftCheck(f"{ac.id}-I{n}", "I", prop, rule, wiring=wiring))
-    behaviours = [p for p, rule, wiring in i_checks if not wiring and "payload" not in rule]
+    pieces = _i_checks(r)
+    for n, piece in enumerate(pieces, start=1):
+        checks.append(
+            DraftCheck(f"{ac.id}-I{n}", "I", piece.proposition, piece.rule, wiring=piece.wiring)
+        )
+    behaviours = [p.proposition for p in pieces if not p.wiring and "payload" not in p.rule]
     for n, (prop, rule, level, outcome) in enumerate(_t_checks(r, behaviours), start=1):
         checks.append(DraftCheck(f"{ac.id}-T{n}", "T", prop, rule, level=level, outcome=outcome))
     notes = []
@@ -195,13 +236,15 @@ def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
 
 
 def in_scope(prd: PRD) -> list[AcceptanceCriterion]:
-    """The ACs a baseline drafts: those of P0/P1 stories (P2 carries no weight, SPEC)."""
+    """The ACs that weigh in Final: those of P0/P1 stories (what the paid drafter asks about)."""
     return [ac for story in prd.stories if story.priority != "P2" for ac in story.acs]
 
 
 def draft_baseline(prd: PRD, benchmark: str, prd_path: str = "prd.md") -> list[DraftAC]:
-    """Draft checks for every AC in scope with the offline rules."""
-    return [draft_ac(ac) for ac in in_scope(prd)]
+    """Draft checks for every AC with the offline rules, P2 included: a P2 story weighs 0 in
+    Final but is reported as roadmap readiness (SPEC §1 roll-up), so it belongs in the
+    baseline — leaving it out made `baseline check` count fewer ACs than `init` imported."""
+    return [draft_ac(ac) for story in prd.stories for ac in story.acs]
 
 
 class Drafter(Protocol):

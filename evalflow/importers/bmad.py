@@ -1,11 +1,14 @@
-"""BMAD Method: `docs/prd.md` (epics and stories) + `docs/stories/*.md` → `ImportedPRD`.
+"""BMAD Method: its PRD, epics and story files → `ImportedPRD`.
 
-Read: `### Story E.S[:] Title` under its epic in `docs/prd.md`, its "Acceptance Criteria"
-numbered list; a story file `docs/stories/E.S.*.md` (`# Story E.S: Title`, `## Acceptance
-Criteria`) replaces the PRD's entry for that story, because the scrum master refines the ACs
-there. Story `E.S` becomes `SE.S`, AC k `SE.S-ACk`. A `Priority:` line (P0-P5 or
-High/Medium/Low) is honoured, otherwise the priority is ASSUMED. Out-of-scope and assumptions
-come from `docs/prd.md` (and `docs/brief.md` when present).
+Two layouts. v4: `docs/prd.md` (epics and stories) + `docs/stories/*.md`. v6:
+`_bmad-output/planning-artifacts/prd.md` and `epics.md` + `_bmad-output/implementation-
+artifacts/E-S-*.md`. Read: `### Story E.S[:] Title` under its epic (PRD or epics), its
+"Acceptance Criteria": a numbered list, or Given/When/Then blocks (v6 writes one block per
+AC, separated by blank lines, or `**AC1 — title:**` followed by its Given/When/Then bullets);
+a story file (`# Story E.S: Title`, `## Acceptance Criteria`) replaces the planning entry for
+that story, because the scrum master refines the ACs there. Story `E.S` becomes `SE.S`, AC k
+`SE.S-ACk`. A `Priority:` line (P0-P5 or High/Medium/Low) is honoured, otherwise the priority
+is ASSUMED. Out-of-scope and assumptions come from the PRD (and v4's `docs/brief.md`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,47 @@ _STORY = re.compile(r"^story\s+(\d+)\.(\d+)\s*[:.\-–—]?\s*(.*)$", re.IGNOREC
 _CRITERIA = re.compile(r"^acceptance\s+criteria\b", re.IGNORECASE)
 _PRIORITY = re.compile(r"^\s*priority\s*:\s*([A-Za-z0-9]+)", re.IGNORECASE)
 _AC_PREFIX = re.compile(r"^(?:AC\s*)?\d+\s*[:.)]\s*")
+# "**AC1 — Inline create flow:**" (a label line) or "AC1: Given …" (a label with its text).
+_AC_LABEL = re.compile(r"^AC\s*-?\s*\d+\b[^:]*:\s*(.*)$", re.IGNORECASE)
+_STEP = re.compile(r"^(given|when|then|and|but)\b", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+V6 = "_bmad-output"
+
+
+def _gwt_blocks(doc: Doc, start: int, end: int) -> list[tuple[int, str]]:
+    """(line, text) of each AC written as Given/When/Then steps: a label line or a "Given"
+    (or a "When" after a Then) starts an AC, the other steps continue it. Empty when the
+    section holds no such steps (then its list items are the ACs)."""
+    lines = []
+    for number in range(start, end):
+        raw = doc.lines[number - 1]
+        text = strip_emphasis(_BULLET.sub("", raw)).strip()
+        if re.fullmatch(r"[-*_]{3,}", raw.strip()):
+            break  # a thematic break ends the story's criteria
+        if text and not raw.lstrip().startswith("#"):
+            lines.append((number, text))
+    if not any(_STEP.match(t) for _, t in lines):
+        return []
+    blocks: list[tuple[int, list[str]]] = []
+    state = ""  # the last Given/When/Then of the open block ("And"/"But" continue it)
+    for number, text in lines:
+        label = _AC_LABEL.match(text)
+        if label:
+            blocks.append((number, [label.group(1)] if label.group(1) else []))
+            state = "given" if label.group(1) else ""
+            continue
+        step = _STEP.match(text)
+        word = step.group(1).lower() if step else ""
+        new_ac = (word == "given" and state in ("when", "then")) or (
+            word == "when" and state == "then"
+        )
+        if not blocks or new_ac:
+            blocks.append((number, [text]))
+        else:
+            blocks[-1][1].append(text)
+        if word in ("given", "when", "then"):
+            state = word
+    return [(n, " ".join(parts)) for n, parts in blocks if parts]
 
 
 def _read_stories(doc: Doc) -> dict[tuple[int, int], tuple[str, str | None, list, str]]:
@@ -49,12 +93,12 @@ def _read_stories(doc: Doc) -> dict[tuple[int, int], tuple[str, str | None, list
                      and not _CRITERIA.match(x.text)), end)  # fmt: skip
         key = (int(m.group(1)), int(m.group(2)))
         sid = f"S{key[0]}.{key[1]}"
-        items = doc.items(crit + 1, stop)
+        blocks = _gwt_blocks(doc, crit + 1, stop) or [
+            (i.line, _AC_PREFIX.sub("", i.text)) for i in doc.items(crit + 1, stop)
+        ]
         acs = [
-            ImportedAC(
-                id=f"{sid}-AC{k}", text=_AC_PREFIX.sub("", i.text), source=where(doc, i.line)
-            )
-            for k, i in enumerate(items, start=1)
+            ImportedAC(id=f"{sid}-AC{k}", text=text, source=where(doc, line))
+            for k, (line, text) in enumerate(blocks, start=1)
         ]
         if acs:
             out[key] = (m.group(3).strip(), label, acs, where(doc, h.line))
@@ -65,16 +109,27 @@ def import_bmad(
     files: Mapping[str, str], spec: str | None = None, priorities: PriorityMap | None = None
 ) -> ImportedPRD:
     mapping = priorities or DEFAULT_PRIORITIES
-    root = (spec or "docs").strip("/")
-    prd_path = f"{root}/prd.md"
-    story_paths = sorted(p for p in files if p.startswith(f"{root}/stories/") and p.endswith(".md"))
-    if prd_path not in files and not story_paths:
+    default = V6 if spec is None and any(p.startswith(f"{V6}/") for p in files) else "docs"
+    root = (spec or default).strip("/")
+    if root.split("/")[-1] == V6 or f"{root}/planning-artifacts/epics.md" in files:
+        planning, stories_dir = f"{root}/planning-artifacts", f"{root}/implementation-artifacts"
+    else:
+        planning, stories_dir = root, f"{root}/stories"
+    prd_path = f"{planning}/prd.md"
+    # The story files themselves, not v6's reports under implementation-artifacts/tests/.
+    story_paths = sorted(
+        p for p in files if p.endswith(".md") and p.rsplit("/", 1)[0] == stories_dir
+    )
+    epics = [p for p in (f"{planning}/epics.md",) if p in files]
+    if prd_path not in files and not story_paths and not epics:
         raise InputError(
-            f"no BMAD PRD or stories found ({prd_path}, {root}/stories/*.md)",
+            f"no BMAD PRD, epics or stories found ({prd_path}, {stories_dir}/*.md)",
             where="repository",
-            fix="pass --spec the folder holding prd.md and stories/ (default: docs)",
+            fix="pass --spec the folder holding prd.md and stories/ (v4, default docs) or "
+            f"planning-artifacts/ and implementation-artifacts/ (v6, {V6})",
         )
     found: dict = {}
+    origin: dict[tuple[int, int], str] = {}
     notes: list[str] = []
     oos: list[str] = []
     assumptions: list[str] = []
@@ -82,13 +137,24 @@ def import_bmad(
     if prd_path in files:
         doc = parse_doc(prd_path, files[prd_path])
         found.update(_read_stories(doc))
+        origin.update(dict.fromkeys(found, prd_path))
         oos, assumptions = scope_lists(doc)
         title = next((h.text for h in doc.headings if h.level == 1), title)
+    for path in epics:
+        planned = _read_stories(parse_doc(path, files[path]))
+        for key in planned:
+            if key in found:
+                notes.append(f"Story {key[0]}.{key[1]}: ACs from {path} over {origin[key]}.")
+            origin[key] = path
+        found.update(planned)
     for path in story_paths:
         refined = _read_stories(parse_doc(path, files[path]))
         for key in refined:
             if key in found:
-                notes.append(f"Story {key[0]}.{key[1]}: ACs from {path} (refined) over {prd_path}.")
+                notes.append(
+                    f"Story {key[0]}.{key[1]}: ACs from {path} (refined) over {origin[key]}."
+                )
+            origin[key] = path
         found.update(refined)
     brief = f"{root}/brief.md"
     if brief in files:
@@ -112,7 +178,9 @@ def import_bmad(
         ).strip(" :-")
         or root,
         spec_dir=root,
-        sources=tuple(f"`{p}`" for p in ([prd_path] if prd_path in files else []) + story_paths),
+        sources=tuple(
+            f"`{p}`" for p in ([prd_path] if prd_path in files else []) + epics + story_paths
+        ),
         stories=tuple(stories),
         out_of_scope=tuple(oos),
         assumptions=tuple(assumptions),

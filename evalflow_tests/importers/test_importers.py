@@ -28,7 +28,7 @@ def _files(fmt: str) -> dict[str, str]:
 
 
 def _imported(fmt: str, spec: str | None = None, mapping=None):
-    prd = IMPORTERS[fmt](_files(fmt), spec, mapping)
+    prd = IMPORTERS[fmt.split("-v", maxsplit=1)[0]](_files(fmt), spec, mapping)
     base = SPEC_KIT_PRIORITY_MAP if fmt == "spec-kit" else DEFAULT_PRIORITIES
     check_round_trip(prd, render_prd(prd, mapping or base, "0" * 40))
     return prd
@@ -165,3 +165,25 @@ def test_code_spans_keep_their_stars_and_underscores() -> None:
         == "Independent Test: run `install --root categories/*.toml` on `__init__.py`"
     )
     assert ac_text("**Given** `src/**` and __x__") == "Given `src/**` and x"
+
+
+def test_bmad_v6_epics_blocks_and_implementation_artifacts() -> None:
+    # v6 writes one Given/When/Then block per AC (blank-line separated) under "### Story E.S"
+    # in epics.md, and "**AC1 — title:**" + bullets in implementation-artifacts/E-S-*.md.
+    prd = _imported("bmad-v6")
+    assert _shape(prd) == [
+        ("S1.1", None, "P1", True, ["S1.1-AC1", "S1.1-AC2"]),
+        ("S1.2", None, "P1", True, ["S1.2-AC1", "S1.2-AC2"]),
+    ]
+    assert prd.stories[0].acs[0].text == (
+        "Given I am on the pantry page When I type a name and press Enter Then the item appears "
+        "at the top of the list (optimistic — no spinner) And `POST /api/items` is called with "
+        "the name"
+    )
+    assert prd.stories[0].acs[1].text.endswith("no API call is made and the input shows a hint")
+    assert prd.stories[1].acs[1].text == (
+        'Given the delete confirmation is open When I click "Cancel" Then no API call is made'
+    )
+    assert prd.stories[1].acs[0].source.startswith("_bmad-output/implementation-artifacts/")
+    assert prd.out_of_scope == ("Recipes (later)",)
+    assert any("1-2-remove-an-item.md (refined) over" in n for n in prd.notes)
