@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from evalflow import __version__
+from evalflow.domain.acceptance import AcceptanceRun
 from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
 from evalflow.errors import EvalflowError, InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
@@ -177,10 +178,23 @@ def judge_failure(verdicts: list[Verdict]) -> str | None:
     return None
 
 
+def acceptance_from_frame(frame: pd.DataFrame) -> tuple[AcceptanceRun, ...]:
+    """The `acceptance_runs` rows of one run as the judge reads them."""
+    fields = list(AcceptanceRun.model_fields)
+    values = frame[fields].astype(object)
+    records = values.where(values.notna(), None).to_dict("records")
+    return tuple(AcceptanceRun.model_validate(record) for record in records)
+
+
 def score_run(
-    prepared: PreparedRun, judge: Judge, run: int, snapshot: RepoSnapshot
+    prepared: PreparedRun,
+    judge: Judge,
+    run: int,
+    snapshot: RepoSnapshot,
+    acceptance: tuple[AcceptanceRun, ...] = (),
 ) -> list[Verdict]:
-    """Scoring run `run` (1..k): the judge's verdicts after the shared validator.
+    """Scoring run `run` (1..k): the judge's verdicts after the shared validator;
+    `acceptance` are the run's executed `run` probes (behavioural evidence).
 
     Raises JudgeFailedError (one line: the judge's first error) when the judge failed on
     every check, so the run is neither stored as scored nor ranked."""
@@ -193,6 +207,7 @@ def score_run(
         anchors=prepared.benchmark.baseline.anchors,
         test_levels=prepared.benchmark.baseline.test_levels,
         author_model=prepared.manifest.author_model,
+        acceptance=acceptance,
     )
     verdicts = judge.score(request)
     expected = {check.id for _, check in request.checks}

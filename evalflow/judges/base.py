@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evalflow.domain.acceptance import AcceptanceRun
 from evalflow.domain.models import Anchor, BaselineAC, Check, TestLevelPolicy, Verdict
 from evalflow.judges.cost import UsageRecord
 from evalflow.repo.snapshot import RepoSnapshot
@@ -27,6 +28,8 @@ class JudgeRequest:
     test_levels: TestLevelPolicy = field(default_factory=TestLevelPolicy)
     author_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The baseline's `run` probes as executed in the sandbox (`acceptance_runs`), if any.
+    acceptance: tuple[AcceptanceRun, ...] = ()
 
 
 class Judge(Protocol):

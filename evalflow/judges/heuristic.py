@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from evalflow.domain.acceptance import with_runs
 from evalflow.domain.globs import any_glob
 from evalflow.domain.models import BaselineAC, Check, Evidence, Probe, Search, Verdict
 from evalflow.domain.patterns import compile_untrusted
@@ -223,7 +224,10 @@ class HeuristicJudge(OfflineJudge):
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
         index = self._index_for(request)
-        return [self._score_check(ac, check, index, request.run) for ac, check in request.checks]
+        return [
+            with_runs(self._score_check(ac, check, index, request.run), check, request.acceptance)
+            for ac, check in request.checks
+        ]
 
     def _score_check(self, ac: BaselineAC, check: Check, index: _Index, run: int) -> Verdict:
         if not check.probes:

@@ -24,7 +24,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from evalflow.domain.models import Evidence, Search, Verdict
+from evalflow.domain.models import Evidence, RunEvidence, Search, Verdict
 from evalflow.errors import InputError
 from evalflow.repo.snapshot import RepoSnapshot
 
@@ -134,8 +134,13 @@ def validate_verdict(
     cap = max_evidence_lines() if max_lines is None else max_lines
     flags = list(verdict.flags)
     notes: list[str] = []
-    valid: list[Evidence] = []
+    valid: list[Evidence | RunEvidence] = []
     for item in verdict.evidence:
+        if isinstance(item, RunEvidence):
+            # Behavioural evidence evalflow recorded itself by running the check in the
+            # sandbox (SPEC §5); there is no file line to check it against.
+            valid.append(item)
+            continue
         problem = strict_evidence_problem(item, snapshot, cap)
         if problem is None:
             valid.append(item.model_copy(update={"path": posixpath.normpath(item.path)}))
@@ -152,7 +157,8 @@ def validate_verdict(
         status = "UNSCORED"
         flags.append(FLAG_NO_SEARCHES)
         notes.append("UNMET without recorded searches is not scored yet")
-    if any(e.path not in diff_paths for e in valid) and FLAG_OUTSIDE_DIFF not in flags:
+    cited = [e for e in valid if isinstance(e, Evidence)]
+    if any(e.path not in diff_paths for e in cited) and FLAG_OUTSIDE_DIFF not in flags:
         flags.append(FLAG_OUTSIDE_DIFF)
     rationale = verdict.rationale
     if notes:

@@ -13,6 +13,7 @@ rounding rule (`format_half_up`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -93,6 +94,24 @@ def _majority_verdicts(inp: ReportInput) -> pd.DataFrame:
         merged[merged["check_id"].isin(missing)].sort_values("run").drop_duplicates("check_id")
     )
     return pd.concat([first, fallback]).set_index("check_id")
+
+
+def _behaviour_lines(inp: ReportInput, by_check: pd.DataFrame) -> list[str]:
+    """What each `run` probe cited as evidence showed (the start of its output), so a reader
+    sees the behaviour beside the file:line the tables cite (SPEC §5)."""
+    lines: list[str] = []
+    for _, check in inp.baseline.checks():
+        raw = by_check.loc[check.id, "evidence"] if check.id in by_check.index else "[]"
+        for item in json.loads(raw if isinstance(raw, str) else "[]"):
+            if item.get("kind") == "run":
+                shown = [t.strip() for t in str(item["output"]).splitlines() if t.strip()][:2]
+                lines.append(
+                    f"- **{check.id}**: `{item['command']}` ⇒ {item['expectation']}; observed: "
+                    f"{_stable(' / '.join(shown)) or 'no output'}"
+                )
+    if not lines:
+        return []
+    return ["", "Behavioural evidence (`run` probes executed in the gate sandbox):", "", *lines]
 
 
 def _gap_impacts(inp: ReportInput, status: str) -> list[tuple[Fraction, str, str, str]]:
@@ -362,6 +381,7 @@ def render_report(inp: ReportInput) -> str:
                 f"{votes} | {_cell(evidence)} |"
             )
     lines += ["", "Votes are MET/UNMET/UNSCORED over the k runs."]
+    lines += _behaviour_lines(inp, by_check)
     calls = int(inp.verdicts["api_calls"].sum())
     if calls:
         lines.append(

@@ -165,6 +165,23 @@ class JudgeCostRow(Row):
     spent_usd: float = Field(description="what the last materialisation paid")
 
 
+class AcceptanceRunRow(RunRow):
+    check_id: str
+    probe: int = Field(description="which `run` probe of the check (1-based)")
+    command: str = Field(description="the shell command, or the HTTP requests sent")
+    expectation: str = Field(description="what the run had to show, in one line")
+    passed: bool | None = Field(description="null when not run (see not_run_reason)")
+    exit_code: int | None = Field(description="the command's exit code (null for HTTP)")
+    http_status: int | None = Field(description="status of the last HTTP answer")
+    failures: str = Field(description="each unmet expectation; empty when it passed")
+    output_excerpt: str = Field(
+        description="start of stdout/stderr or of the HTTP answer (bounded), secrets masked"
+    )
+    not_run_reason: str | None = Field(
+        description="why the environment stopped it (setup, build, sandbox, timeout, server)"
+    )
+
+
 class MajorityVoteRow(RunRow):
     check_id: str
     met_votes: int
@@ -746,6 +763,7 @@ _SPECS = [
         for n in (1, 2, 3)
     ),
     TableSpec("gates", GateResultRow, "Engineering gates, each from an actual run."),
+    TableSpec("acceptance_runs", AcceptanceRunRow, "Executable acceptance checks (`run` probes)."),
     TableSpec("majority_vote", MajorityVoteRow, "Majority per check over the k runs."),
     TableSpec("ac_score", AcScoreRow, "I, T and AC_score per acceptance criterion."),
     TableSpec("story_score", StoryScoreRow, "Story_score per story."),

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from evalflow.pipeline.assets.acceptance import acceptance_runs
 from evalflow.pipeline.assets.checks import asset_checks
 from evalflow.pipeline.assets.common import KINDS
 from evalflow.pipeline.assets.diff_surface import diff_surface
@@ -29,6 +30,7 @@ per_run_assets = [
     run_manifest,
     diff_surface,
     gates,
+    acceptance_runs,
     *scoring_runs,
     majority_vote,
     rollup,

@@ -77,7 +77,8 @@ def met_has_valid_evidence(
     for check_id in sorted(met):
         rows = verdicts[(verdicts["check_id"] == check_id) & (verdicts["status"] == "MET")]
         valid = any(
-            evidence_problem(Evidence.model_validate(item), snapshot) is None
+            item.get("kind") == "run"  # behavioural evidence: evalflow ran it (acceptance_runs)
+            or evidence_problem(Evidence.model_validate(item), snapshot) is None
             for raw in rows["evidence"]
             for item in json.loads(raw)
         )

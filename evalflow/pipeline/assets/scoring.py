@@ -1,13 +1,20 @@
 """Assets `scoring_run_1`, `scoring_run_2`, `scoring_run_3`: the k independent scoring runs.
 
 Each is its own asset, so one run can be retried or re-materialised alone; each passes the
-judge's verdicts through the shared evidence validator before they are stored.
+judge's verdicts through the shared evidence validator before they are stored. Each reads
+`acceptance_runs`: the baseline's executed `run` probes are behavioural evidence.
 """
 
 import dagster as dg
 import pandas as pd
 
-from evalflow.io.evaluation import K_RUNS, open_snapshot, score_run, verdicts_frame
+from evalflow.io.evaluation import (
+    K_RUNS,
+    acceptance_from_frame,
+    open_snapshot,
+    score_run,
+    verdicts_frame,
+)
 from evalflow.pipeline.assets.common import (
     CODE_VERSION,
     GROUP,
@@ -36,11 +43,15 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         kinds=KINDS,
     )
     def scoring_run(
-        context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
+        context: dg.AssetExecutionContext,
+        evalflow: EvalflowResource,
+        run_manifest: pd.DataFrame,
+        acceptance_runs: pd.DataFrame,
     ) -> dg.Output:
         prepared = prepare(context, evalflow)
         judge = evalflow.get_judge(prepared.manifest.judge, run_key=prepared.run_key)
-        verdicts = score_run(prepared, judge, run, open_snapshot(prepared))
+        acceptance = acceptance_from_frame(acceptance_runs)
+        verdicts = score_run(prepared, judge, run, open_snapshot(prepared), acceptance)
         frame = stamp(verdicts_frame(prepared.run_key, verdicts, judge.drain_usage()), run_manifest)
         counts = frame["status"].value_counts().to_dict()
         summary = {
