@@ -208,6 +208,8 @@ def _starts_clause(right: str) -> str | None:
     if first and _PARTICIPLE.fullmatch(first.group(0)) and not _DETERMINER.match(masked):
         return "participle"
     verb = _FINITE.search(masked)
+    if verb and re.search(r"\band\b|,", masked[: verb.start()]):
+        verb = None  # "X and Y to `/api/add` and shows …": the verb belongs to a later clause
     if verb and _DETERMINER.match(masked) and len(masked[: verb.start()].split()) <= 6:
         return "subject"  # a short subject: a verb within its first six words
     if verb and 1 <= len(masked[: verb.start()].split()) <= 2:
@@ -474,6 +476,16 @@ def _suspended(left: str, right: str) -> str:
     return left
 
 
+def or_span(text: str, first: str, second: str) -> str | None:
+    """The words of `text` that say "first or second" (with an "either" before, or a
+    suspended hyphen: "set- or clear-deadline call"), to replace by one option."""
+    lead = first
+    if "-" in second and first.endswith(second.split("-", 1)[1]):
+        lead = first[: len(first) - len(second.split("-", 1)[1])]
+    m = re.search(rf"(?:either\s+)?{re.escape(lead)}\s+or\s+{re.escape(second)}", text)
+    return m.group(0) if m else None
+
+
 def alternatives(clause: str) -> tuple[str, ...]:
     """The options of an "A or B" in `clause` (empty when there is no disjunction).
 
@@ -491,7 +503,7 @@ def alternatives(clause: str) -> tuple[str, ...]:
         left, right = _LEFT.search(masked[: m.start()]), _RIGHT.match(masked, m.end())
         if left is None or right is None:
             continue
-        second = _strip(re.split(r"[;,(]", clause[right.start() : right.end()])[0])
+        second = _strip(re.split(r"[;,(]|\s+(?:and|but)\s", clause[right.start() : right.end()])[0])
         words = clause[left.start(1) : left.end(1)].split()
         first = _strip(" ".join(words[-max(1, len(second.split())) :]))
         preps = list(_PREPOSITION.finditer(masked, 0, m.start()))
@@ -560,7 +572,7 @@ def read(text: str) -> Reading:
         given_alternatives=not alts and bool(precondition_alternatives(given)),
         product_choice=bool(alts) and bool(_PRODUCT_CHOICE.search(text)),
         ingress=bool(_INGRESS.search(text)) and bool(_OUTCOME.search(text) or fields),
-        outcome=bool(_OUTCOME.search(text)),
+        outcome=bool(_OUTCOME.search(then)),  # a scenario's title ("Persist …:") is no outcome
         level=level,
     )
 
@@ -568,9 +580,22 @@ def read(text: str) -> Reading:
 # After "and", a back-reference to what the first verb produced ("… posts X and shows the
 # returned result"): one behaviour observed at its end, not two.
 _CHAINED = re.compile(
-    r"\b(?:its|their|the)\s+(?:returned|resulting|computed)\b|\b(?:its|their|the)\s+results?\b",
+    r"\b(?:its|their|the)\s+(?:returned|resulting|computed)\b|\b(?:its|their|the)\s+results?\b"
+    r"|\b(?:returns?|shows?|sends?|displays?|renders?|emits?)\s+(?:it|them)\b",
     re.IGNORECASE,
 )
+
+
+def behaviours_in(text: str) -> tuple[str, ...]:
+    """The behaviours `text` states (`split_clauses`), a clause that acts on the previous one's
+    result ("… and answers 200 with its result") merged into it."""
+    out: list[str] = []
+    for clause in split_clauses(text):
+        if out and _CHAINED.search(mask_nested(clause)):
+            out[-1] = f"{out[-1]} and {clause}"
+        else:
+            out.append(clause)
+    return tuple(out)
 
 
 def joins_behaviours(proposition: str) -> bool:

@@ -37,6 +37,7 @@ from evalflow.domain.ac_language import (
     has_logic,
     named_fields,
     non_english,
+    or_span,
     read,
     says_outcome,
     starts_with_verb,
@@ -123,14 +124,13 @@ def _i_checks(r: Reading) -> list[Piece]:
         if r.given_alternatives:
             first, second = r.alternatives
             for option in (first, second):
-                path_given = r.given.replace(f"{first} or {second}", option, 1)
+                span = or_span(r.given, first, second)
+                path_given = r.given.replace(span, option, 1) if span else r.given
                 path_context = f"Given {path_given}, " + (f"when {r.when}, " if r.when else "")
                 core = f"{clause} [given: {option}]"
                 out.append(Piece(core, _behaviour(path_context, clause), _PATH_GIVEN))
             continue
-        if r.alternatives and f"{r.alternatives[0]} or {r.alternatives[1]}" in clause.replace(
-            "either ", ""
-        ):
+        if r.alternatives and or_span(clause, *r.alternatives[:2]):
             first, second = r.alternatives
             if r.product_choice:
                 default = clause.replace(f" or {second}", "")
@@ -143,11 +143,9 @@ def _i_checks(r: Reading) -> list[Piece]:
                                            "variable) at the same decision point"),
                                  "disjunction (product-controlled): the switch"))  # fmt: skip
             else:
-                joined = re.search(
-                    rf"(?:either\s+)?{re.escape(first)} or {re.escape(second)}", clause
-                )
+                span = or_span(clause, first, second) or f"{first} or {second}"
                 for option in (first, second):
-                    path = clause.replace(joined.group(0), option) if joined else clause
+                    path = clause.replace(span, option)
                     out.append(Piece(path, _behaviour(context, path),
                                      "disjunction (independent paths): per path"))  # fmt: skip
             continue

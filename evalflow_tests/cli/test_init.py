@@ -155,3 +155,18 @@ def test_baseline_priority_map_key_weighs_the_prd_everywhere(tmp_path: Path, cap
     baseline.write_text(yaml.safe_dump(draft))
     code, _, err = run_cli(capsys, "baseline", "check", str(baseline))
     assert code == 2 and "priority_map" in err and "\n" not in err.strip()
+
+
+def test_lint_refuses_a_t_check_without_a_level_in_one_line(tmp_path: Path, capsys) -> None:
+    prd = "## Story S1: List (P0)\n- A1: The list shows all items.\n"
+    (tmp_path / "prd.md").write_text(prd)
+    baseline = tmp_path / "_ac-baseline.yaml"
+    checks = [
+        {"id": "A1-I1", "kind": "I", "proposition": "The list shows all items."},
+        {"id": "A1-T1", "kind": "T", "proposition": "A test asserts the list."},
+    ]
+    ac = {"id": "A1", "text": "The list shows all items.", "checks": checks}
+    baseline.write_text(yaml.safe_dump({"benchmark": "b", "prd": "prd.md", "acs": [ac]}))
+    code, _, err = run_cli(capsys, "baseline", "lint", str(baseline), "--strict")
+    assert code == 2
+    assert "T-check A1-T1 needs a level" in err and len(err.strip().splitlines()) == 1

@@ -48,6 +48,7 @@ def test_each_violation_is_flagged() -> None:
     got = {(w.where, w.rule) for w in lint_baseline(CRAFTED)}
     assert got == {
         ("A1", "payload"),
+        ("A1", "payload-field"),
         ("A2", "disjunction"),
         ("A3", "wiring"),
         ("A3", "outcome"),
@@ -85,6 +86,79 @@ def test_probes_matching_nothing_or_docs_only() -> None:
         ("A1-I1.probes[1]", "matches nothing"),
         ("A1-I1.probes[2]", "matches documentation only (README.md)"),
     ]
+
+
+def test_a_pattern_prints_as_written() -> None:
+    baseline = Baseline.model_validate({
+        "benchmark": "p", "prd": "prd.md",
+        "acs": [_ac("A1", "x", _i("A1-I1", "x", probes=[{"kind": "impl", "pattern": r"\d+ it's"}]),
+                    _t("A1-T1", "x"))],
+    })  # fmt: skip
+    (got,) = lint_probes(baseline, {"app.py": "x\n"}, lambda p, _t: True, lambda p: False)
+    assert got.message == "'\\d+ it''s' matches nothing"  # one backslash, YAML's quote
+
+
+def _rules(text: str, *checks: dict) -> set[tuple[str, str]]:
+    baseline = Baseline.model_validate({
+        "benchmark": "b", "prd": "prd.md", "acs": [_ac("A1", text, *checks)],
+        "anchors": [{"check_id": "A1-I1", "verdict": "MET", "example": "e", "reason": "r",
+                     "borderline": True}],
+    })  # fmt: skip
+    return {(w.where, w.rule) for w in lint_baseline(baseline)}
+
+
+def test_a_conjunction_or_negated_clause_left_in_one_check() -> None:
+    text = (
+        "Given a blank title, when the user saves, then it shows an error and does not create "
+        "the item."
+    )
+    got = _rules(text, _i("A1-I1", "It shows an error and does not create the item."),
+                 _t("A1-T1", "A unit test asserts the error."))  # fmt: skip
+    assert got == {("A1-I1", "atomic"), ("A1", "conjunction")}
+    split = _rules(text, _i("A1-I1", "It shows an error."),
+                   _i("A1-I2", "It does not create the item."),
+                   _t("A1-T1", "A unit test asserts the error."))  # fmt: skip
+    assert split == set()
+
+
+def test_a_disjunction_of_paths_left_in_one_check() -> None:
+    ears = (
+        "WHEN a missing id is deleted THEN the repository SHALL return false or indicate not found"
+    )
+    got = _rules(ears,
+                 _i("A1-I1", "The repository returns false or indicates not found."),
+                 _t("A1-T1", "A unit test asserts the missing id."))  # fmt: skip
+    assert ("A1-I1", "atomic") in got and ("A1", "disjunction") in got
+
+
+def test_each_named_field_needs_its_own_i_and_t_check() -> None:
+    text = "When a trial starts, it emits an event linked to the user and the end date."
+    collapsed = _rules(text, _i("A1-I1", "The event payload carries the user and the end date."),
+                       _i("A1-I2", "Starting a trial emits the event."),
+                       _t("A1-T1", "A unit test asserts the payload's user."),
+                       _t("A1-T2", "A unit test asserts the payload's end date."))  # fmt: skip
+    assert collapsed == {("A1", "payload-field")}
+    own = _rules(text, _i("A1-I1", "The event payload carries the user (`userId`)."),
+                 _i("A1-I2", "The event payload carries the end date (`endDate`)."),
+                 _t("A1-T1", "A unit test asserts the payload's `userId`."),
+                 _t("A1-T2", "A unit test asserts the payload's `endDate`."))  # fmt: skip
+    assert own == set()
+
+
+def test_a_proposition_that_does_not_read_as_a_sentence_and_duplicates() -> None:
+    for prop in (
+        "Results are ranked by score (clear reports.",  # cut mid-parenthesis
+        'An "Echo Input" button.',  # no verb
+        "Given a task a task is created.",  # a doubled phrase
+        "The list shows all items, and",  # a dangling conjunction
+    ):
+        got = _rules("The list shows all items.", _i("A1-I1", prop),
+                     _t("A1-T1", "A unit test asserts the list."))  # fmt: skip
+        assert ("A1-I1", "sentence") in got, prop
+    dup = _rules("The list shows all items.", _i("A1-I1", "The list shows all items."),
+                 _t("A1-T1", "A unit test asserts the list."),
+                 _t("A1-T2", "A unit test asserts the list."))  # fmt: skip
+    assert dup == {("A1-T2", "duplicate")}
 
 
 def test_draft_is_deterministic_and_follows_the_rules() -> None:
@@ -145,10 +219,11 @@ def test_a_chained_behaviour_is_atomic_two_behaviours_are_not() -> None:
 
 
 def test_validation_baselines_warn_only_about_what_they_lack() -> None:
-    # hello_spec_kit's frozen baseline has no calibration anchors (a true finding, kept so
-    # its gold labels stay tied to the frozen hash); every other rule holds on both.
+    # hello_spec_kit's frozen baseline has no calibration anchors, and no check of trialist's
+    # S1-AC1 is the trial id's own (one I-check names both fields, no T-check names it): true
+    # findings, kept so the gold labels stay tied to the frozen hashes.
     for name, want in (
-        ("trialist", []),
+        ("trialist", [("S1-AC1", "payload-field")] * 2),
         ("hello_spec_kit", [("hello_spec_kit", "anchors")]),
     ):
         path = DEMO.parent / name / "_ac-baseline.yaml"
