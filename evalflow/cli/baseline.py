@@ -161,6 +161,10 @@ def draft(
         if given is not None and drafter != "claude":
             raise InputError(f"{name} is read by the Claude drafter only", where=name,
                              fix="pass --drafter claude, or drop it")  # fmt: skip
+    if drafter == "claude":
+        from evalflow.judges.registry import require_api_key
+
+        require_api_key("--drafter claude")  # before any work: exit 2, not an SDK error
     mapping = parse_priority_map(priority_map, {})
     parsed = parse_prd(read_text(prd, "PRD"), str(prd), priority_mapping=mapping)
     chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(

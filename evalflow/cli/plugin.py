@@ -23,7 +23,6 @@ Also runnable as `python -m evalflow.cli.plugin`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,15 +80,6 @@ class _Llm:
         )
 
 
-def _require_key(option: str) -> None:
-    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
-        raise InputError(
-            "ANTHROPIC_API_KEY is not set",
-            where=option,
-            fix="export ANTHROPIC_API_KEY=<your key>, or drop the option (offline scoring)",
-        )
-
-
 def _llm(
     judge: str, judge_models: tuple[str, ...], judges_per_model: int, mc_backend: str, seed: int
 ) -> _Llm:
@@ -100,10 +90,12 @@ def _llm(
         )
     if judges_per_model < 1:
         raise InputError("--judges must be at least 1", where="--judges")
+    from evalflow.judges.registry import require_api_key
+
     if judge == "anthropic":
-        _require_key("--judge anthropic")
+        require_api_key("--judge anthropic")
     if mc_backend == "anthropic":
-        _require_key("--mc-backend anthropic")
+        require_api_key("--mc-backend anthropic")
     if judge != "anthropic" and mc_backend != "anthropic":
         return _Llm()
     from evalflow.io import settings

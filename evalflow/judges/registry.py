@@ -38,13 +38,15 @@ PANEL_MEMBERS = ("heuristic", "anthropic", "openai", "hybrid")
 MAX_PANEL = 3  # k = 3 runs: a fourth member would never vote
 
 
-def require_api_key(name: str) -> None:
+def require_api_key(where: str) -> None:
+    """The one check every Claude-backed command makes before its first call: no key is one
+    line and exit 2 (the same words everywhere), never an SDK error deep inside the run."""
     if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         raise InputError(
             "ANTHROPIC_API_KEY is not set",
-            where=f"judge {name!r}",
-            fix="export ANTHROPIC_API_KEY=<your key> to use the Claude judge, or use "
-            "--judge heuristic (the offline default, no key needed)",
+            where=where,
+            fix="export ANTHROPIC_API_KEY=<your key>, or work offline without one (--judge "
+            "heuristic, --drafter offline, no anthropic option)",
         )
 
 
@@ -112,7 +114,7 @@ def _openai(cache_dir: Path | None, labels_path: Path | None, budget: Budget | N
 
 
 def _claude(name: str, cache_dir: Path | None, budget: Budget | None) -> Judge:
-    require_api_key(name)
+    require_api_key(f"--judge {name}")
     from evalflow.judges.anthropic_judge import ClaudeJudge
 
     return ClaudeJudge(cache_dir=cache_dir, budget=budget)

@@ -170,3 +170,25 @@ def test_lint_refuses_a_t_check_without_a_level_in_one_line(tmp_path: Path, caps
     code, _, err = run_cli(capsys, "baseline", "lint", str(baseline), "--strict")
     assert code == 2
     assert "T-check A1-T1 needs a level" in err and len(err.strip().splitlines()) == 1
+
+
+def test_every_claude_command_without_a_key_is_the_same_one_line_exit_2(
+    mini: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    # `baseline draft --drafter claude` used to exit 3 with the SDK's TypeError.
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    prd = str(mini / "prd.md")
+    out = str(tmp_path / "draft.yaml")
+    messages = set()
+    for args in (
+        ("baseline", "draft", prd, "--benchmark", "b", "--drafter", "claude", "--out", out),
+        ("plugin", "score", str(tmp_path), "--judge", "anthropic"),
+        ("plugin", "certify", str(tmp_path), "--mc-backend", "anthropic"),
+    ):
+        code, _, err = run_cli(capsys, *args)
+        assert code == 2, (args, err)
+        (line,) = err.strip().splitlines()
+        where, _, message = line.partition(": ANTHROPIC_API_KEY is not set")
+        assert where.startswith("error: --") and message, line
+        messages.add(message)
+    assert len(messages) == 1  # the same words, only the option named differs

@@ -60,7 +60,7 @@ def plugin_options(
     from evalflow.judges.claude_plugin import make_plugin_judges
     from evalflow.judges.registry import require_api_key
 
-    require_api_key("anthropic")
+    require_api_key("--judge anthropic")
     warehouse = evalflow.get_warehouse()
     cache_dir = warehouse.workdir / "cache"
     budget = evalflow.budget_for(run_key)
