@@ -10,6 +10,7 @@ Read at run time (never at import) from the environment, with documented default
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,8 +110,9 @@ def dagster_home(warehouse_root: str | None = None) -> Path:
     # A file evalflow wrote is evalflow's to upgrade (an older home keeps no stale settings);
     # one the operator wrote is never touched.
     if current is None or (current != DAGSTER_YAML_TEXT and current.startswith(WRITTEN_BY)):
-        # Atomic: parallel workers may load the instance while another one writes the file.
-        partial = home / f".{DAGSTER_YAML}.{os.getpid()}"
+        # Atomic: parallel workers may load the instance while another one writes the file;
+        # each writer (process and thread: a run and its progress display) has its own partial.
+        partial = home / f".{DAGSTER_YAML}.{os.getpid()}.{threading.get_ident()}"
         partial.write_text(DAGSTER_YAML_TEXT, encoding="utf-8")
         partial.replace(config)
     return home

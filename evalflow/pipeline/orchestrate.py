@@ -8,6 +8,7 @@ persistent instance under `<warehouse>/dagster_home`.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import time
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     import dagster as dg
 
 EXECUTORS = ("in_process", "multiprocess")
+INSTANCE_LOCK = ".evalflow-instance.lock"
+# Any name serves to touch the partition storage; this one is the evaluations' own.
+_PARTITIONS_DEF_NAME = "evaluations"
 _EVALFLOW_ERROR = re.compile(r"^evalflow\.errors\.\w+: ")
 # How Python prints an OSError: "[Errno 28] No space left on device: '/path'".
 _OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*)')?")
@@ -55,12 +59,45 @@ class Outcome:
 
 
 def instance(warehouse_root: str) -> dg.DagsterInstance:
+    """The Dagster instance, its storage created by one opener at a time.
+
+    Opening a fresh home creates its SQLite databases (runs, schedules, the event-log index)
+    and stamps their schema revision. Dagster's run and schedule storages do that without
+    guarding against a concurrent opener, so two processes (parallel first commands) or two
+    threads (a run and its progress display) opening one fresh home raced into "table …
+    already exists" or a `runs.db` stamped with two alembic heads that broke every later
+    command. An exclusive lock on a file in the home serialises the openings; it is held
+    only while the instance is built and its storages first touched."""
     import dagster as dg
 
     home = settings.dagster_home(warehouse_root)
-    if os.environ.get("DAGSTER_HOME"):
-        return dg.DagsterInstance.get()
-    return dg.DagsterInstance.local_temp(tempdir=str(home))
+    with open(home / INSTANCE_LOCK, "a+b") as lock:
+        # flock (not fcntl's per-process locks) so that two threads of one process exclude
+        # each other too: each holds its own open file description.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if os.environ.get("DAGSTER_HOME"):
+                inst = dg.DagsterInstance.get()
+            else:
+                inst = dg.DagsterInstance.local_temp(tempdir=str(home))
+            # The storages are built lazily: touch each one that creates tables while locked.
+            inst.get_runs(limit=1)
+            inst.get_dynamic_partitions(_PARTITIONS_DEF_NAME)
+            inst.get_latest_materialization_event(dg.AssetKey(_PARTITIONS_DEF_NAME))
+        except Exception as error:
+            # A home an older evalflow broke by that race stays broken for every command.
+            if "more than one head" not in str(error):
+                raise
+            raise InputError(
+                "the Dagster home's run database is stamped with two schema revisions "
+                "(a race between first commands of an older evalflow)",
+                where=str(home),
+                fix=f"delete it (rm -rf {home}); the warehouse's tables are kept and the next "
+                "command makes a new one",
+            ) from None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return inst
 
 
 def evaluate_run_job() -> dg.JobDefinition:

@@ -1,0 +1,82 @@
+"""orchestrate.py: one opener at a time creates a fresh Dagster home's storage."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalflow.errors import InputError
+from evalflow.pipeline import orchestrate
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _open_and_use(root: str, key: str) -> str:
+    inst = orchestrate.instance(root)
+    orchestrate._ensure_partitions(inst, [key])
+    return key
+
+
+def test_six_threads_opening_one_fresh_home_all_succeed(tmp_path: Path, monkeypatch) -> None:
+    # A run and its progress display open the instance from two threads of one process; the
+    # unguarded opening raced into "table … already exists" or two alembic heads.
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    # (Creating a home costs Dagster seconds, so one attempt: it failed on the old code.)
+    root = str(tmp_path / "warehouse")
+    keys = [f"b.f{i}.r1" for i in range(6)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert sorted(pool.map(lambda k: _open_and_use(root, k), keys)) == keys
+    inst = orchestrate.instance(root)
+    assert sorted(inst.get_dynamic_partitions("evaluations")) == keys
+
+
+def test_a_home_broken_by_an_older_race_is_one_line_naming_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    root = str(tmp_path / "warehouse")
+    orchestrate.instance(root)
+    runs_db = tmp_path / "warehouse" / "dagster_home" / "history" / "runs.db"
+    with sqlite3.connect(runs_db) as db:
+        db.execute("INSERT INTO alembic_version VALUES ('0000extra')")
+    with pytest.raises(InputError) as error:
+        orchestrate.instance(root)
+    assert "dagster_home" in error.value.one_line() and "delete" in error.value.one_line()
+
+
+@pytest.mark.slow
+def test_six_first_commands_at_once_on_a_fresh_home(mini: Path, tmp_path: Path) -> None:
+    """Six `evalflow register` processes start together on a warehouse with no Dagster home:
+    every one succeeds and the home holds all six partitions."""
+    good = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
+    manifests = []
+    for i in range(6):
+        path = mini / "runs" / f"f{i}.yaml"
+        path.write_text(yaml.safe_dump({**good, "framework": f"f{i}"}))
+        manifests.append(path)
+    root = tmp_path / "warehouse"
+    env = {**os.environ, "EVALFLOW_WAREHOUSE": str(root), "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("DAGSTER_HOME", None)
+    code = "import sys; from evalflow.cli import main; main(sys.argv[1:])"
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, "register", str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for path in manifests
+    ]
+    results = [(child.wait(timeout=300), child.stderr.read()) for child in children]
+    for child in children:
+        child.stdout.close()
+        child.stderr.close()
+    assert [code for code, _ in results] == [0] * 6, [err for _, err in results]
+    inst = orchestrate.instance(str(root))
+    assert sorted(inst.get_dynamic_partitions("evaluations")) == [f"mini.f{i}.r1" for i in range(6)]
