@@ -98,6 +98,14 @@ def freeze(baseline: Path, force: bool) -> None:
     if force:
         lock.unlink(missing_ok=True)
     bench = load_benchmark(baseline)
+    proposed = [c.id for _, c in bench.baseline.checks() if any(p.proposed for p in c.probes)]
+    if proposed:
+        raise InputError(
+            f"{len(proposed)} check(s) still carry proposed probes (first: {proposed[0]})",
+            where=str(baseline),
+            fix="review each proposal and delete its 'proposed: true' to accept it (or the "
+            "probe to refuse it), or draft again with --accept-proposals",
+        )
     _markdown_path(baseline).write_text(
         render_baseline_markdown(bench.baseline, bench.prd, bench.baseline_sha256)
     )
@@ -118,10 +126,14 @@ def freeze(baseline: Path, force: bool) -> None:
               show_default=True,
               help="offline: deterministic rules, no network; claude: the same rules through "
                    "Claude (ANTHROPIC_API_KEY), with verified probes.")  # fmt: skip
-@click.option("--repo", type=click.Path(path_type=Path), default=None,
-              help="claude: the repository its proposed probes are verified against "
-                   "(read through git); without it no probe is written.")  # fmt: skip
-@click.option("--head", default="HEAD", show_default=True, help="Commit of --repo to read.")
+@click.option("--repo", "repos", type=click.Path(path_type=Path), multiple=True,
+              help="A run's repository (read through git), once per run: offline, probes "
+                   "are proposed from identifiers the PRD fixes that decide a check in at "
+                   "least two runs; claude (one --repo): its probes are tried there.")  # fmt: skip
+@click.option("--head", "heads", multiple=True,
+              help="Commit of each --repo, in order (one --head: all; default HEAD).")  # fmt: skip
+@click.option("--accept-proposals", is_flag=True,
+              help="offline: write the proposed probes as accepted probes.")  # fmt: skip
 @click.option(
     "--max-cost",
     type=float,
@@ -140,8 +152,9 @@ def draft(
     force: bool,
     priority_map: str,
     drafter: str,
-    repo: Path | None,
-    head: str,
+    repos: tuple[Path, ...],
+    heads: tuple[str, ...],
+    accept_proposals: bool,
     max_cost: float | None,
     warehouse: str | None,
     anchors_from: Path | None,
@@ -157,19 +170,44 @@ def draft(
                          fix="write the draft elsewhere with --out")  # fmt: skip
     if out.exists() and not force:
         raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
-    for given, name in ((repo, "--repo"), (anchors_from, "--anchors-from")):
-        if given is not None and drafter != "claude":
-            raise InputError(f"{name} is read by the Claude drafter only", where=name,
-                             fix="pass --drafter claude, or drop it")  # fmt: skip
+    if anchors_from is not None and drafter != "claude":
+        raise InputError(
+            "--anchors-from is read by the Claude drafter only",
+            where="--anchors-from",
+            fix="pass --drafter claude, or drop it",
+        )
+    if drafter == "claude" and len(repos) > 1:
+        raise InputError("the Claude drafter verifies its probes against one --repo",
+                         where="--repo", fix="pass one --repo, or --drafter offline")  # fmt: skip
+    if accept_proposals and (drafter != "offline" or not repos):
+        raise InputError(
+            "--accept-proposals accepts the offline drafter's proposals",
+            where="--accept-proposals",
+            fix="pass --drafter offline and --repo",
+        )
     if drafter == "claude":
         from evalflow.judges.registry import require_api_key
 
         require_api_key("--drafter claude")  # before any work: exit 2, not an SDK error
     mapping = parse_priority_map(priority_map, {})
     parsed = parse_prd(read_text(prd, "PRD"), str(prd), priority_mapping=mapping)
+    if len(heads) > 1 and len(heads) != len(repos):
+        raise InputError(f"{len(heads)} --head for {len(repos)} --repo", where="--head",
+                         fix="give one --head per --repo, in order (or one for all)")  # fmt: skip
+    commits = list(heads) * len(repos) if len(heads) == 1 else list(heads) or ["HEAD"] * len(repos)
+    repo = repos[0] if repos else None
     chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(
-        repo, head, max_cost, warehouse, anchors_from)  # fmt: skip
+        repo, commits[0] if commits else "HEAD", max_cost, warehouse, anchors_from)  # fmt: skip
     acs = chosen.draft(parsed, benchmark)
+    if drafter == "offline" and repos:
+        from evalflow.judges.proposals import propose
+
+        runs = [_snapshot(r, c) for r, c in zip(repos, commits, strict=True)]
+        acs, count = propose(acs, runs, accept=accept_proposals)
+        state = "accepted" if accept_proposals else "proposed (freeze refuses them until accepted)"
+        click.echo(f"probes: {count.proposed} {state} on {count.checks_with_probes} of "
+                   f"{count.checks} checks, from {count.candidates} candidate(s) the PRD's "
+                   f"identifiers give, tried on {len(repos)} run(s)")  # fmt: skip
     rel = os.path.relpath(prd.resolve(), out.resolve().parent)
     out.write_text(render_draft(acs, benchmark, str(rel), mapping, chosen.name))
     click.echo(f"wrote draft {out} (review it, add probes and anchors, then freeze)")
@@ -202,13 +240,7 @@ def _claude_drafter(
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_drafter import ClaudeDrafter
 
-    snapshot = None
-    if repo is not None:
-        from evalflow.repo.git import require_repo, resolve_commit
-        from evalflow.repo.snapshot import load_snapshot
-
-        top = require_repo(repo)
-        snapshot = load_snapshot(top, resolve_commit(top, head))
+    snapshot = None if repo is None else _snapshot(repo, head)
     overrides = {} if max_cost is None else {"max_cost_usd": max_cost}
     anchors = ()
     if anchors_from is not None:
@@ -222,6 +254,14 @@ def _claude_drafter(
         anchors=anchors,
         cache_dir=settings.warehouse(warehouse).workdir / "cache",
     )
+
+
+def _snapshot(repo: Path, head: str):
+    from evalflow.repo.git import require_repo, resolve_commit
+    from evalflow.repo.snapshot import load_snapshot
+
+    top = require_repo(repo)
+    return load_snapshot(top, resolve_commit(top, head))
 
 
 @baseline_group.command("lint")

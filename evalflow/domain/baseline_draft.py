@@ -325,4 +325,8 @@ def _quoted(value: str) -> str:
 
 def _probe(probe: Probe) -> str:
     globs = ", ".join(_quoted(g) for g in probe.path_globs)
-    return f"{{kind: {probe.kind}, pattern: {_quoted(probe.pattern)}, path_globs: [{globs}]}}"
+    proposed = ", proposed: true" if probe.proposed else ""
+    return (
+        f"{{kind: {probe.kind}, pattern: {_quoted(probe.pattern)}, path_globs: [{globs}]"
+        f"{proposed}}}"
+    )

@@ -116,6 +116,9 @@ class Probe(Frozen):
     path_globs: tuple[str, ...] = ("**",)
     files: Literal["code", "docs"] = "code"
     within: ProbeScope | None = None
+    # Written by `baseline draft --repo` from identifiers the PRD fixes; `baseline freeze`
+    # refuses it until a person accepts it (drops the flag, or drafts --accept-proposals).
+    proposed: bool = False
 
     @model_validator(mode="after")
     def _impl_only(self) -> Probe:

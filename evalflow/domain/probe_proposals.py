@@ -1,0 +1,72 @@
+"""Offline probe proposals, the pure part: what an AC fixes in its own words.
+
+A PRD that names an identifier — a quoted string or code span (`trial_started`, "Invalid
+input"), a route (`POST /api/tasks`, `/api/tasks/:id`), a snake_case or camelCase name — fixes
+what every run must write, whatever else it chooses. Each such identifier a check's
+proposition contains is a candidate probe for that check: `impl` for an I-check,
+`test-assert` for a T-check, the identifier matched literally (route parameters as any
+segment). Whether a candidate is proposed is decided against the runs
+(`evalflow.judges.proposals`): it must decide the check in at least two of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evalflow.domain.baseline_draft import DraftCheck
+from evalflow.domain.models import Probe
+
+_SPAN = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”")
+_ROUTE = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE)\s+(?:https?://[^/\s]+)?(/[\w/:{}.\-*]*)")
+_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
+_PARAM = re.compile(r":\w+|\{\w+\}")
+_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
+# Not an identifier a run must write: a value, a placeholder, an example, a glob.
+_NOT_FIXED = re.compile(r"^[\d\s.,:;/%$+\-=<>]*$|[<>]|\.\.\.|\*")
+
+
+def fixed_identifiers(text: str) -> tuple[str, ...]:
+    """The identifiers `text` fixes, in order of appearance, each once."""
+    found: list[tuple[int, str]] = []
+    for m in _ROUTE.finditer(text):
+        found.append((m.start(), m.group(1)))
+    for m in _SPAN.finditer(text):
+        span = next(g for g in m.groups() if g is not None).strip()
+        if _ROUTE.match(span):
+            continue  # the route itself was taken above
+        if "{" in span or "=" in span:
+            # A literal object or assignment: its quoted values and names are fixed, its
+            # layout is each run's own ("{ statusCode: 401, error: \"X\" }").
+            found += [(m.start() + i, ident) for i, ident in enumerate(fixed_identifiers(span))]
+            continue
+        if len(span) < 3 or len(span.split()) > 6 or _NOT_FIXED.search(span):
+            continue
+        found.append((m.start(), span))
+    plain = _SPAN.sub(lambda m: " " * len(m.group(0)), text)
+    for m in _NAME.finditer(plain):
+        found.append((m.start(), m.group(0)))
+    out: list[str] = []
+    for _, ident in sorted(found):
+        if ident not in out and not (ident.startswith("/") and len(ident) < 3):
+            out.append(ident)
+    return tuple(out)
+
+
+def pattern_for(identifier: str) -> str:
+    """The identifier as a literal RE2 pattern; a route parameter (`:id`, `{id}`) matches any
+    one path segment, since each run names its own."""
+    parts = _PARAM.split(identifier)
+    escaped = [_META.sub(r"\\\1", part) for part in parts]
+    return r"[^/\s'\"`]+".join(escaped)
+
+
+def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
+    """The probes the AC's fixed identifiers give `check`: those its proposition names."""
+    if check.wiring:
+        return ()
+    kind = "impl" if check.kind == "I" else "test-assert"
+    return tuple(
+        Probe(kind=kind, pattern=pattern_for(ident), proposed=True)
+        for ident in fixed_identifiers(ac_text)
+        if ident in check.proposition
+    )

@@ -1,0 +1,44 @@
+"""What an AC fixes in its own words becomes candidate probes: routes (parameters as any
+segment), quoted strings and code spans (an object literal gives its names and values, not its
+layout), snake_case/camelCase names; values, placeholders and globs are not identifiers."""
+
+from __future__ import annotations
+
+from evalflow.domain.baseline_draft import DraftCheck
+from evalflow.domain.patterns import compile_untrusted
+from evalflow.domain.probe_proposals import candidates, fixed_identifiers, pattern_for
+
+
+def test_fixed_identifiers_of_real_ac_wording() -> None:
+    text = (
+        "Given the `PATCH /api/tasks/:id` call fails Then the server returns `401` with "
+        '`{ statusCode: 401, error: "UNAUTHORIZED" }` and shows "Invalid email or password"; '
+        "it emits trial_started with userId; `categories/<NN-name>/*.toml` is read"
+    )
+    assert fixed_identifiers(text) == (
+        "/api/tasks/:id",
+        "statusCode",
+        "UNAUTHORIZED",
+        "Invalid email or password",
+        "trial_started",
+        "userId",
+    )
+
+
+def test_a_route_parameter_matches_any_segment_and_metacharacters_are_literal() -> None:
+    route = compile_untrusted(pattern_for("/api/tasks/:id"))
+    assert route.search("router.patch('/api/tasks/:taskId', h)")
+    assert route.search('app.patch("/api/tasks/{id}")')
+    assert not route.search("/api/tasks")
+    assert compile_untrusted(pattern_for("Error: (x)")).search("raise Error: (x)")
+
+
+def test_candidates_are_the_identifiers_a_check_names() -> None:
+    ac = "When a trial starts, it emits `trial_started` and answers `POST /trials` with 201."
+    i_check = DraftCheck("A1-I1", "I", "It emits `trial_started`.", "clause")
+    t_check = DraftCheck("A1-T1", "T", "A unit test asserts it emits `trial_started`.", "x", "unit")
+    wiring = DraftCheck("A1-I2", "I", "`trial_started` is routed.", "wiring", wiring=True)
+    (probe,) = candidates(i_check, ac)
+    assert (probe.kind, probe.pattern, probe.proposed) == ("impl", "trial_started", True)
+    assert [p.kind for p in candidates(t_check, ac)] == ["test-assert"]
+    assert candidates(wiring, ac) == ()
