@@ -66,7 +66,7 @@ def render_manifest(
     base_why: str,
     head: str,
     spec_dir: str,
-    gates: dict[str, tuple[str, str]],
+    gates: dict[str, tuple[str | tuple[str, ...], str]],
 ) -> str:
     lines = [
         "# Run manifest written by `evalflow init`; check every guessed value, then",
@@ -86,13 +86,17 @@ def render_manifest(
     ]
     if "setup" in gates:
         cmd, why = gates["setup"]
-        lines += [f"# guessed from {why}", f"setup: {_yaml_str(cmd)}"]
+        lines.append(f"# guessed from {why}")
+        if isinstance(cmd, str):
+            lines.append(f"setup: {_yaml_str(cmd)}")
+        else:
+            lines += ["setup:"] + [f"  - {_yaml_str(c)}" for c in cmd]
     gate_keys = [k for k in ("build", "lint", "unit", "e2e") if k in gates]
     if gate_keys:
         lines.append("gates:")
         for key in gate_keys:
             cmd, why = gates[key]
-            lines += [f"  # guessed from {why}", f"  {key}: {_yaml_str(cmd)}"]
+            lines += [f"  # guessed from {why}", f"  {key}: {_yaml_str(str(cmd))}"]
     else:
         lines.append("# no gate command could be guessed: add gates: {build: ..., unit: ...}")
     return "\n".join(lines) + "\n"

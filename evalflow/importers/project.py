@@ -4,13 +4,16 @@
 first appeared, that touched only the spec folder and framework files (`.specify/`, `.kiro/`,
 `.claude/`, `.github/`, `docs/`, Markdown); when the spec arrived together with code, that
 commit's parent. `guess_gates`: setup/build/lint/unit/e2e commands read from project files,
-each with the reason it was guessed (written as a comment into the manifest).
+each with the reason it was guessed (written as a comment into the manifest): the project's own
+declarations (package.json scripts, pytest testpaths, tox.ini, Makefile) before the layout.
 """
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,15 +61,91 @@ def guess_base(commits: Sequence[Commit], spec_dir: str) -> tuple[str | None, st
     )
 
 
-def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str, str]]:
-    """{key: (command, why)} for setup, build, lint, unit and e2e; a key with no guess is absent."""
-    out: dict[str, tuple[str, str]] = {}
+_NODE_SOURCES = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".vue", ".svelte")
+_PY_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "uv.lock")
+_NODE_MANIFESTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
+                   "yarn.lock")  # fmt: skip
+_MAKE_TARGET = re.compile(r"^([A-Za-z][\w-]*)\s*:(?!=)", re.MULTILINE)
+
+
+def _pytest_testpaths(files: Mapping[str, str]) -> tuple[str, str] | None:
+    """(testpaths, where) when the project declares where its tests are for pytest."""
+    pyproject = files.get("pyproject.toml", "")
+    if pyproject:
+        try:
+            table = tomllib.loads(pyproject).get("tool", {}).get("pytest", {})
+        except tomllib.TOMLDecodeError:
+            table = {}
+        paths = table.get("ini_options", {}).get("testpaths")
+        if paths:
+            paths = [paths] if isinstance(paths, str) else paths
+            return " ".join(map(str, paths)), "pyproject.toml [tool.pytest.ini_options] testpaths"
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"),
+                          ("setup.cfg", "tool:pytest")):  # fmt: skip
+        if name not in files:
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(files[name])
+        except configparser.Error:
+            continue
+        if parser.has_option(section, "testpaths"):
+            paths = " ".join(parser.get(section, "testpaths").split())
+            return paths, f"{name} [{section}] testpaths"
+    return None
+
+
+def _tox_command(files: Mapping[str, str]) -> str | None:
+    """The pytest command tox.ini's [testenv] runs ({posargs} dropped), if it runs pytest."""
+    if "tox.ini" not in files:
+        return None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(files["tox.ini"])
+    except configparser.Error:
+        return None
+    if not parser.has_option("testenv", "commands"):
+        return None
+    for line in parser.get("testenv", "commands").splitlines():
+        command = line.replace("{posargs}", "").strip()
+        if re.match(r"(?:python -m )?pytest\b", command):
+            return command if command.startswith("python") else f"python -m {command}"
+    return None
+
+
+def _setup(files: Mapping[str, str], top: list[str]) -> tuple[str | tuple[str, ...], str] | None:
+    """The dependency setup: evalflow's standard install for each language the repository
+    has sources of — a stray requirements.txt in a TypeScript repository installs nothing."""
+    has_py = any(p.endswith(".py") for p in files)
+    has_node = "package.json" in files or any(p.endswith(_NODE_SOURCES) for p in files)
+    ignored = [p for p in top
+               if (not has_py and (p in _PY_MANIFESTS or p.startswith("requirements")))
+               or (not has_node and p in _NODE_MANIFESTS)]  # fmt: skip
+    kept = [p for p in top if p not in ignored]
+    commands = auto_setup(kept)
+    if not commands:
+        return None
+    found = " + ".join(project_manifests(kept)) or "lockfile"
+    if not ignored:
+        return "auto", f"{found}: evalflow's standard install inside the clone"
+    return commands, (f"{found}: evalflow's standard install; {', '.join(ignored)} ignored "
+                      "(no sources of that language)")  # fmt: skip
+
+
+def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str | tuple[str, ...], str]]:
+    """{key: (command, why)} for setup, build, lint, unit and e2e; a key with no guess is absent.
+
+    The project's own declarations first: package.json scripts (test/typecheck/lint/build),
+    pytest's declared testpaths (then `pytest` runs as the project runs it, never split by
+    folder), tox.ini's pytest command, Makefile targets; only then guesses from the layout.
+    A typecheck the project declares (a `typecheck` script, `[tool.mypy]`/`mypy.ini`) joins
+    the lint gate: both are its static checks.
+    """
+    out: dict[str, tuple[str | tuple[str, ...], str]] = {}
     top = sorted(p for p in files if "/" not in p)
-    if auto_setup(top):
-        # The gate runner's own install (a .venv / node_modules inside the sandboxed clone):
-        # a bare `pip install` would write outside the sandbox and fail there.
-        found = " + ".join(project_manifests(top))
-        out["setup"] = ("auto", f"{found}: evalflow's standard install inside the clone")
+    setup = _setup(files, top)
+    if setup:
+        out["setup"] = setup
     elif "package.json" in files:
         out["setup"] = ("npm install", "package.json without a lockfile")
     if "package.json" in files:
@@ -83,8 +162,14 @@ def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str, str]]:
             name = next((n for n in names if n in scripts), None)
             if name:
                 out[key] = (f"npm run {name}", f"package.json scripts.{name}")
-    python = [p for p in ("pyproject.toml", "requirements.txt", "setup.py") if p in files]
-    if python:
+        typecheck = next((n for n in ("typecheck", "type-check", "check-types", "tsc")
+                          if n in scripts), None)  # fmt: skip
+        if typecheck:
+            _join_lint(out, f"npm run {typecheck}", f"package.json scripts.{typecheck}")
+    python = [p for p in ("pyproject.toml", "requirements.txt", "setup.py", "setup.cfg",
+                          "pytest.ini", "tox.ini") if p in files]  # fmt: skip
+    py_tests = [p for p in files if p.endswith(".py") and p.rsplit("/", 1)[-1].startswith("test_")]
+    if python or py_tests:
         packages = sorted({p.split("/", 1)[0] for p in files if p.endswith(".py") and "/" in p
                            and not p.startswith(("tests/", "test/", "."))})  # fmt: skip
         if packages:
@@ -93,21 +178,47 @@ def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str, str]]:
         pyproject = files.get("pyproject.toml", "")
         if "[tool.ruff" in pyproject or "ruff.toml" in files:
             out.setdefault("lint", ("python -m ruff check .", "ruff is configured"))
-        tests = sorted(
-            {p.split("/")[1] for p in files if p.startswith("tests/") and p.count("/") >= 2}
-        )
-        if any(p.startswith("tests/") and p.rsplit("/", 1)[-1].startswith("test_") for p in files):
-            e2e = [d for d in tests if d in ("e2e", "integration", "contract")]
-            unit = [d for d in tests if d == "unit"]
-            if unit:
-                out.setdefault(
-                    "unit", ("python -m pytest -q tests/unit", "tests/unit/ holds pytest files")
-                )
-            elif not e2e:
-                out.setdefault("unit", ("python -m pytest -q tests", "tests/ holds pytest files"))
-            if e2e:
-                paths = " ".join(f"tests/{d}" for d in e2e)
-                out.setdefault(
-                    "e2e", (f"python -m pytest -q {paths}", f"{paths} hold pytest files")
-                )
+        if "[tool.mypy" in pyproject or "mypy.ini" in files:
+            _join_lint(out, "python -m mypy .", "mypy is configured")
+        declared = _pytest_testpaths(files)
+        tox = _tox_command(files)
+        if declared:
+            out.setdefault("unit", ("python -m pytest -q", f"{declared[1]} = {declared[0]}"))
+        elif tox:
+            out.setdefault("unit", (tox, "tox.ini [testenv] commands"))
+        else:
+            _layout_tests(files, out)
+    targets = set(_MAKE_TARGET.findall(files.get("Makefile", "")))
+    for key, names in (("build", ("build",)), ("lint", ("lint", "check")),
+                       ("unit", ("test", "unit")), ("e2e", ("e2e", "integration"))):  # fmt: skip
+        name = next((n for n in names if n in targets), None)
+        if name and key not in out:
+            out[key] = (f"make {name}", f"Makefile target {name}")
     return out
+
+
+def _join_lint(out: dict, command: str, why: str) -> None:
+    if "lint" in out:
+        lint, reason = out["lint"]
+        out["lint"] = (f"{lint} && {command}", f"{reason}; {why}")
+    else:
+        out["lint"] = (command, why)
+
+
+def _layout_tests(files: Mapping[str, str], out: dict) -> None:
+    """pytest commands guessed from where test_*.py files lie (no declaration to follow)."""
+    tests = sorted({p.split("/")[1] for p in files if p.startswith("tests/") and p.count("/") >= 2})
+    if any(p.startswith("tests/") and p.rsplit("/", 1)[-1].startswith("test_") for p in files):
+        e2e = [d for d in tests if d in ("e2e", "integration", "contract")]
+        unit = [d for d in tests if d == "unit"]
+        if unit:
+            out.setdefault(
+                "unit", ("python -m pytest -q tests/unit", "tests/unit/ holds pytest files")
+            )
+        elif not e2e:
+            out.setdefault("unit", ("python -m pytest -q tests", "tests/ holds pytest files"))
+        if e2e:
+            paths = " ".join(f"tests/{d}" for d in e2e)
+            out.setdefault("e2e", (f"python -m pytest -q {paths}", f"{paths} hold pytest files"))
+    elif any("/" not in p and p.startswith("test_") and p.endswith(".py") for p in files):
+        out.setdefault("unit", ("python -m pytest -q", "test_*.py files at the top level"))

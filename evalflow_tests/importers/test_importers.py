@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evalflow.domain.gates import NPM_CI
 from evalflow.domain.prd import SPEC_KIT_PRIORITY_MAP
 from evalflow.errors import InputError
 from evalflow.importers import IMPORTERS
@@ -187,3 +188,32 @@ def test_bmad_v6_epics_blocks_and_implementation_artifacts() -> None:
     assert prd.stories[1].acs[0].source.startswith("_bmad-output/implementation-artifacts/")
     assert prd.out_of_scope == ("Recipes (later)",)
     assert any("1-2-remove-an-item.md (refined) over" in n for n in prd.notes)
+
+
+def test_gates_follow_what_the_project_declares() -> None:
+    def gates(files: dict[str, str]) -> dict:
+        return {k: v[0] for k, v in guess_gates(files).items()}
+
+    # pytest's declared testpaths: the project's own `pytest`, never split by folder.
+    declared = gates({
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n[tool.mypy]\n',
+        "app/main.py": "", "tests/unit/test_a.py": "", "tests/e2e/test_b.py": "",
+    })  # fmt: skip
+    assert declared["unit"] == "python -m pytest -q" and "e2e" not in declared
+    assert declared["lint"] == "python -m mypy ."  # the declared typecheck
+    assert "testpaths = tests" in guess_gates({"pytest.ini": "[pytest]\ntestpaths = tests\n",
+                                               "a.py": ""})["unit"][1]  # fmt: skip
+    # test_*.py at the top level, tox's pytest, Makefile targets.
+    assert gates({"requirements.txt": "", "test_app.py": ""})["unit"] == "python -m pytest -q"
+    tox = "[testenv]\ncommands = pytest -x {posargs}\n"
+    assert gates({"tox.ini": tox, "setup.py": "", "a/b.py": ""})["unit"] == "python -m pytest -x"
+    make = gates({"Makefile": "test:\n\tgo test ./...\nlint:\n\tgolangci-lint run\n", "go.mod": ""})
+    assert (make["unit"], make["lint"]) == ("make test", "make lint")
+    # package.json scripts: lint and typecheck are both the project's static checks.
+    js = guess_gates({
+        "package.json": '{"scripts": {"lint": "eslint .", "typecheck": "tsc --noEmit"}}',
+        "package-lock.json": "{}", "src/a.ts": "", "requirements.txt": "",
+    })  # fmt: skip
+    assert js["lint"][0] == "npm run lint && npm run typecheck"
+    # A stray requirements.txt in a TypeScript repository installs nothing.
+    assert js["setup"][0] == (NPM_CI,) and "requirements.txt ignored" in js["setup"][1]
