@@ -145,6 +145,10 @@ def freeze(baseline: Path, force: bool) -> None:
                    "$EVALFLOW_WAREHOUSE or data/warehouse).")  # fmt: skip
 @click.option("--anchors-from", type=click.Path(path_type=Path), default=None,
               help="claude: a baseline whose calibration anchors Claude reads.")  # fmt: skip
+@click.option("--rejudge", type=click.Choice(["unscored"]), default=None,
+              help="claude: ask again the ACs whose stored answers were unusable (drafted by "
+                   "the offline fallback); without it every stored answer is replayed, "
+                   "nothing paid again.")  # fmt: skip
 def draft(
     prd: Path,
     benchmark: str,
@@ -158,6 +162,7 @@ def draft(
     max_cost: float | None,
     warehouse: str | None,
     anchors_from: Path | None,
+    rejudge: str | None,
 ) -> None:
     """Draft a baseline from the PRD: the offline rules (default, deterministic) or Claude."""
     from evalflow.domain.baseline_draft import OfflineDrafter, render_draft
@@ -170,12 +175,10 @@ def draft(
                          fix="write the draft elsewhere with --out")  # fmt: skip
     if out.exists() and not force:
         raise InputError("baseline file exists", where=str(out), fix="pass --force or --out")
-    if anchors_from is not None and drafter != "claude":
-        raise InputError(
-            "--anchors-from is read by the Claude drafter only",
-            where="--anchors-from",
-            fix="pass --drafter claude, or drop it",
-        )
+    for given, name in ((anchors_from, "--anchors-from"), (rejudge, "--rejudge")):
+        if given is not None and drafter != "claude":
+            raise InputError(f"{name} is read by the Claude drafter only", where=name,
+                             fix="pass --drafter claude, or drop it")  # fmt: skip
     if drafter == "claude" and len(repos) > 1:
         raise InputError("the Claude drafter verifies its probes against one --repo",
                          where="--repo", fix="pass one --repo, or --drafter offline")  # fmt: skip
@@ -197,7 +200,8 @@ def draft(
     commits = list(heads) * len(repos) if len(heads) == 1 else list(heads) or ["HEAD"] * len(repos)
     repo = repos[0] if repos else None
     chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(
-        repo, commits[0] if commits else "HEAD", max_cost, warehouse, anchors_from)  # fmt: skip
+        repo, commits[0] if commits else "HEAD", max_cost, warehouse, anchors_from,
+        rejudge == "unscored")  # fmt: skip
     acs = chosen.draft(parsed, benchmark)
     if drafter == "offline" and repos:
         from evalflow.judges.proposals import propose
@@ -233,6 +237,7 @@ def _claude_drafter(
     max_cost: float | None,
     warehouse: str | None,
     anchors_from: Path | None,
+    rejudge: bool = False,
 ):
     from evalflow.domain.models import Baseline
     from evalflow.io import settings
@@ -241,7 +246,9 @@ def _claude_drafter(
     from evalflow.judges.claude_drafter import ClaudeDrafter
 
     snapshot = None if repo is None else _snapshot(repo, head)
-    overrides = {} if max_cost is None else {"max_cost_usd": max_cost}
+    overrides: dict = {"rejudge": rejudge}
+    if max_cost is not None:
+        overrides["max_cost_usd"] = max_cost
     anchors = ()
     if anchors_from is not None:
         what = "baseline"

@@ -62,14 +62,40 @@ def judge_options(command):
             default=None,
             help="Verdicts file for --judge labels (default: $EVALFLOW_LABELS).",
         ),
+        click.option(
+            "--rejudge",
+            type=click.Choice(["unscored"]),
+            default=None,
+            help="Ask the LLM judge again about the checks its stored answers left UNSCORED "
+            "(refused, invalid, never submitted); the estimated cost is printed first. "
+            "Without it an unchanged run replays every stored answer and pays nothing.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def _choice(judge: str | None, max_cost: float | None, labels: Path | None):
-    return orchestrate.JudgeChoice(judge, max_cost, labels)
+def _choice(
+    judge: str | None, max_cost: float | None, labels: Path | None, rejudge: str | None = None
+):
+    return orchestrate.JudgeChoice(judge, max_cost, labels, rejudge)
+
+
+def _rejudge_notice(root: str, keys: list[str]) -> None:
+    """What --rejudge unscored will ask again and its estimated cost, before it runs."""
+    from evalflow.io.evaluation import K_RUNS
+    from evalflow.judges.cost import rejudge_estimate
+
+    wh = settings.warehouse(root)
+    tables = [f"scoring_run_{run}" for run in range(1, K_RUNS + 1)]
+    frames = [wh.read(t, key) for key in keys for t in tables if wh.has(t, key)]
+    count, usd = rejudge_estimate(frames)
+    stderr().print(
+        f"--rejudge unscored: {count} check conversation(s) stored as UNSCORED will be asked "
+        f"again, estimated ${usd:.4f} (what they cost when first asked); every other answer "
+        "replays without a request"
+    )
 
 
 def gate_options(command):
@@ -111,6 +137,8 @@ def _materialize(
     force: bool = False,
 ):
     keys = orchestrate.resolve_partitions(root, keys)
+    if judge.rejudge:
+        _rejudge_notice(root, keys)
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
     )
@@ -323,6 +351,7 @@ def materialize(
     judge: str | None,
     max_cost: float | None,
     labels: Path | None,
+    rejudge: str | None,
     rerun_gates: bool,
     require_isolation: bool,
     force: bool,
@@ -331,7 +360,7 @@ def materialize(
 ) -> None:
     """Evaluate registered runs through Dagster, then rank them and refresh the DuckDB catalog."""
     root = _root(warehouse)
-    choice = _choice(judge, max_cost, labels)
+    choice = _choice(judge, max_cost, labels, rejudge)
     gates = orchestrate.GateChoice(rerun_gates, require_isolation)
     outcomes = _materialize(root, list(partitions) or None, choice, executor, workers, gates, force)
     if as_json:
@@ -351,6 +380,7 @@ def score(
     judge: str | None,
     max_cost: float | None,
     labels: Path | None,
+    rejudge: str | None,
     rerun_gates: bool,
     require_isolation: bool,
     force: bool,
@@ -361,7 +391,7 @@ def score(
     root = _root(warehouse)
     key = orchestrate.register(root, [manifest])[0]
     gates = orchestrate.GateChoice(rerun_gates, require_isolation)
-    choice = _choice(judge, max_cost, labels)
+    choice = _choice(judge, max_cost, labels, rejudge)
     outcomes = _materialize(root, [key], choice, "in_process", 1, gates, force)
     _exit_on_failures(outcomes[:-1])
     columns, rows = _leaderboard(root, None, [key])
@@ -393,6 +423,7 @@ def demo(
     judge: str | None,
     max_cost: float | None,
     labels: Path | None,
+    rejudge: str | None,
     workers: int,
     warehouse: str | None,
     as_json: bool,
@@ -418,7 +449,8 @@ def demo(
             )
     root = _root(warehouse)
     keys = orchestrate.register(root, manifests)
-    outcomes = _materialize(root, keys, _choice(judge, max_cost, labels), "in_process", workers)
+    choice = _choice(judge, max_cost, labels, rejudge)
+    outcomes = _materialize(root, keys, choice, "in_process", workers)
     _exit_on_failures(outcomes)
     if has_suite and not as_json:
         suite, report = _suite_report(root, DEMO_SUITE)

@@ -151,6 +151,10 @@ class ClaudeSettings(BaseModel):
         default=None, description="None: decided by the model (see forced_tool_choice_supported)"
     )
     strict_tools: bool = True
+    rejudge: bool = Field(
+        default=False,
+        description="--rejudge unscored: ask again what stored answers left without a verdict",
+    )
     batch: bool = False
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_max_wait_s: float = Field(default=24 * 3600.0, gt=0)
@@ -500,40 +504,70 @@ class ClaudeClient:
         scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
         return cache_key(self.settings.model, self.prompt_version, params, site.run, scope)
 
-    def forget(self, params: dict[str, Any], site: CallSite) -> None:
-        """Remove the cached answer to `params` (it failed validation: never replay it)."""
+    def reject(self, params: dict[str, Any], site: CallSite, problem: str) -> None:
+        """Mark the cached answer to `params` unusable (it failed validation): it stays in the
+        cache, so an unchanged re-run replays it and reaches the same outcome without a
+        request; only `rejudge` asks again (`cache` module docstring)."""
         if self.cache is not None:
-            self.cache.discard(self.key_for(params, site))
+            self.cache.mark_unusable(self.key_for(params, site), problem)
 
     def call(
-        self, params: dict[str, Any], site: CallSite, *, prefetch: bool = False
+        self,
+        params: dict[str, Any],
+        site: CallSite,
+        *,
+        prefetch: bool = False,
+        reask: bool = False,
     ) -> dict[str, Any]:
-        """The response body for `params` (a dict, as the API returned it)."""
+        """The response body for `params` (a dict, as the API returned it).
+
+        A stored answer is replayed, whatever it was (an unusable one included), unless
+        `reask` and the answer is marked unusable. `prefetch` only replays: a call that
+        would be sent raises PendingCallError (and records no usage)."""
         key = self.key_for(params, site)
-        if self.cache is not None:
-            found = self.cache.get_with_meta(key)
-            if found is not None:
-                hit, meta = found
+        found = self.cache.get_with_meta(key) if self.cache is not None else None
+        if found is not None and not (reask and found[1].get("unusable")):
+            hit, meta = found
+            # A batch answer that ran out of room has not had its one larger retry yet.
+            unenlarged = hit.get("stop_reason") == "max_tokens" and not meta.get("enlarged")
+            if prefetch or not unenlarged:
                 if not prefetch:
                     self._replayed(key, site, hit, batch=bool(meta.get("batch")))
                 return hit
+            self._replayed(key, site, hit, batch=bool(meta.get("batch")))
+            return self._store(key, site, self._larger(params, site), enlarged=True)
         if prefetch:
             raise PendingCallError(key, params, site)
         response = self._send(params, site)
-        if response.get("stop_reason") == "max_tokens":
-            # Thinking can use up the room before the answer: one retry with twice as much.
-            larger = {**params, "max_tokens": 2 * int(params["max_tokens"])}
-            log.info(
-                "%s turn %d hit max_tokens; retrying once with %d",
-                site.check_id,
-                site.turn,
-                larger["max_tokens"],
-            )
-            response = self._send(larger, site)
+        enlarged = response.get("stop_reason") == "max_tokens"
+        if enlarged:
+            response = self._larger(params, site)
+        return self._store(key, site, response, enlarged=enlarged)
+
+    def _larger(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
+        """The one retry after a `max_tokens` stop, with twice the room: thinking can use up
+        the room before the answer. Never more than one: a model that fills any room would
+        otherwise be paid again and again."""
+        larger = {**params, "max_tokens": 2 * int(params["max_tokens"])}
+        log.info(
+            "%s turn %d hit max_tokens; retrying once with %d",
+            site.check_id,
+            site.turn,
+            larger["max_tokens"],
+        )
+        return self._send(larger, site)
+
+    def _store(
+        self, key: str, site: CallSite, response: dict[str, Any], *, enlarged: bool
+    ) -> dict[str, Any]:
         if self.cache is not None:
             self.cache.record_miss()
-            if response.get("stop_reason") not in UNCACHEABLE_STOPS:
-                self.cache.put(key, response, self.cache_meta(site, batch=False))
+            meta = self.cache_meta(site, batch=False)
+            if enlarged:
+                meta["enlarged"] = True
+            if (stop := response.get("stop_reason")) in UNCACHEABLE_STOPS:
+                meta["unusable"] = f"stop_reason {stop}"
+            self.cache.put(key, response, meta)
         return response
 
     def _replayed(self, key: str, site: CallSite, hit: dict[str, Any], *, batch: bool) -> None:
@@ -632,6 +666,11 @@ def ask_tool(
     ValueError (a pydantic ValidationError is one) on an invalid input. A missing or
     invalid call gets one retry turn saying what was wrong; a second miss, or a refusal,
     raises ToolAnswerError. API failures and BudgetExceededError propagate.
+
+    Every answer is kept in the response cache, an unusable one marked so: an unchanged
+    re-run replays the same answers to the same outcome (ToolAnswerError included) without a
+    request. With `settings.rejudge`, a question whose stored answers ended in
+    ToolAnswerError is asked again (its unusable answers re-sent); any other is replayed.
     """
     settings = transport.settings
     name = tool["name"]
@@ -647,12 +686,34 @@ def ask_tool(
     }
     if settings.effort is not None:
         params["output_config"] = {"effort": settings.effort}
+    reask = False
+    if settings.rejudge:
+        try:
+            _ask(transport, params, user, name, parse, site, prefetch=True, reask=False)
+        except ToolAnswerError:
+            reask = True
+        except PendingCallError:
+            pass  # not (fully) answered before: asked as usual
+    return _ask(transport, params, user, name, parse, site, prefetch=False, reask=reask)
+
+
+def _ask(
+    transport: ClaudeClient,
+    params: dict[str, Any],
+    user: list[dict[str, Any]],
+    name: str,
+    parse: Callable[[Any], T],
+    site: CallSite,
+    *,
+    prefetch: bool,
+    reask: bool,
+) -> tuple[T, dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
     problem = ""
     for turn in (1, 2):
         call_site = CallSite(site.run_key, site.check_id, site.run, turn, site.scope)
         request = {**params, "messages": messages}
-        response = transport.call(request, call_site)
+        response = transport.call(request, call_site, prefetch=prefetch, reask=reask)
         if response.get("stop_reason") == "refusal":
             raise ToolAnswerError("the model refused to answer")
         content = _assistant_content(response.get("content") or [])
@@ -665,7 +726,7 @@ def ask_tool(
                 problem = _problem(exc)
         else:
             problem = f"no {name} call (stop_reason {response.get('stop_reason')})"
-        transport.forget(request, call_site)
+        transport.reject(request, call_site, problem)
         messages = [*messages, {"role": "assistant", "content": content}]
         if uses:
             retry = [
@@ -791,9 +852,19 @@ class ClaudeJudge:
         self, ac: BaselineAC, check: Check, request: JudgeRequest, *, prefetch: bool
     ) -> Verdict:
         """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
+        reask = False
+        if self.settings.rejudge and not prefetch:
+            # --rejudge unscored: a conversation whose stored answers end UNSCORED is asked
+            # again (its unusable answers re-sent); every other one replays as before.
+            dry = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
+            try:
+                replayed = self._converse(ac, check, request, dry, prefetch=True)
+                reask = replayed.status == "UNSCORED"
+            except PendingCallError:
+                pass  # never fully answered: asked as usual
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
-            return self._converse(ac, check, request, tools, prefetch=prefetch)
+            return self._converse(ac, check, request, tools, prefetch=prefetch, reask=reask)
         except (PendingCallError, JudgeUnavailableError):
             raise
         except BudgetExceededError:
@@ -828,8 +899,10 @@ class ClaudeJudge:
     def key_for(self, params: dict[str, Any], site: CallSite) -> str:
         return self.transport.key_for(params, site)
 
-    def _call(self, params: dict[str, Any], site: CallSite, *, prefetch: bool) -> dict[str, Any]:
-        return self.transport.call(params, site, prefetch=prefetch)
+    def _call(
+        self, params: dict[str, Any], site: CallSite, *, prefetch: bool, reask: bool = False
+    ) -> dict[str, Any]:
+        return self.transport.call(params, site, prefetch=prefetch, reask=reask)
 
     def usage_from_response(
         self,
@@ -852,6 +925,7 @@ class ClaudeJudge:
         tools: RepoTools,
         *,
         prefetch: bool,
+        reask: bool = False,
     ) -> Verdict:
         k = int(request.extra.get("k", DEFAULT_K))
         context = run_context(
@@ -878,7 +952,7 @@ class ClaudeJudge:
                 messages[-1]["content"].append({"type": "text", "text": LAST_TURN_NOTICE})
             site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
             params = self.request_params(messages, force=force)
-            response = self._call(params, site, prefetch=prefetch)
+            response = self._call(params, site, prefetch=prefetch, reask=reask)
             content = _assistant_content(response.get("content") or [])
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in content if b.get("type") == "tool_use"]
@@ -889,7 +963,7 @@ class ClaudeJudge:
                 )
                 if verdict is not None:
                     return verdict
-                self.transport.forget(params, site)
+                self.transport.reject(params, site, problem)
             elif uses:
                 results = [
                     _repo_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
@@ -898,7 +972,7 @@ class ClaudeJudge:
                 continue
             else:
                 problem = f"no submit_verdict call (stop_reason {response.get('stop_reason')})"
-                self.transport.forget(params, site)
+                self.transport.reject(params, site, problem)
             if retried:
                 return self._unscored(
                     check, request.run, tools, f"malformed answer twice: {problem}"

@@ -283,10 +283,10 @@ def _store_result(
     cache = judge.cache
     assert cache is not None
     cache.record_miss()
-    if response.get("stop_reason") in UNCACHEABLE_STOPS:
-        judge.record_usage(usage)  # paid, but never replayed: recorded now
-        return
-    cache.put(key, response, judge.transport.cache_meta(site, batch=True))
+    meta = judge.transport.cache_meta(site, batch=True)
+    if (stop := response.get("stop_reason")) in UNCACHEABLE_STOPS:
+        meta["unusable"] = f"stop_reason {stop}"
+    cache.put(key, response, meta)
     judge.transport.prepaid(key, usage)
 
 

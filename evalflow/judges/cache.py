@@ -4,9 +4,13 @@ The key is sha256 over everything that can change the answer: model, prompt vers
 full request parameters (system, messages, tools, tool choice, max tokens, ...), the run
 index (so the k independent runs of a check never share an entry) and the scope — the run key
 and the repository commit the conversation reads — so an answer given about one commit is
-never replayed for another. Only answers worth replaying are kept: a response that stopped on
-`max_tokens` or `refusal` is never stored, and an answer that later fails validation is
-removed (`discard`), so a rejected answer cannot be replayed forever. Files live under
+never replayed for another. Every answer the API gave is kept, also one that is of no use: a
+response that stopped on `max_tokens` or `refusal`, or that later failed validation, is stored
+with `meta.unusable` saying why (`mark_unusable`). So an unchanged re-run replays the same
+answers, reaches the same outcome (an UNSCORED check with the same reason included) and sends
+no request; an answer is asked again only when the operator says so (`--rejudge unscored`:
+the judges re-send the unusable answers of the conversations that ended without a verdict,
+and the new answer replaces the old one). Files live under
 `<cache root>/<first 2 hex of key>/<key>.json` and are written atomically (temp file in the
 same directory, then `os.replace`), so a crash never leaves a half-written entry.
 
@@ -14,8 +18,9 @@ Because each response is stored the moment it arrives, an interrupted scoring ru
 for free: re-running it replays the stored turns (tool calls are re-executed locally against
 the same snapshot) and pays only for the calls that were never answered.
 
-Entries hold the response body and `meta` — model, prompt version, run key, run index and
-whether the answer was paid at the Message Batches price — never request headers, never
+Entries hold the response body and `meta` — model, prompt version, run key, run index,
+whether the answer was paid at the Message Batches price and, for an answer of no use, why
+(`unusable`) — never request headers, never
 credentials. `meta` is what `prune` selects on and what prices a replay like the original.
 
 The cache keeps its own counters in `<cache root>/stats.jsonl`, one line per event, appended
@@ -42,7 +47,12 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+# Stop reasons whose answer is of no use: stored all the same, marked `unusable`.
 UNCACHEABLE_STOPS = frozenset({"max_tokens", "refusal"})
+# How an LLM judge's UNSCORED reason starts when no answer decided the check (the budget
+# stopped it, the API failed, the judge raised): nothing is stored to replay, so a later run
+# of the same inputs resumes it. Every other UNSCORED reason is an answer's outcome, replayed.
+NO_ANSWER_REASONS = ("budget stop", "API failure:", "judge error:")
 STATS_FILE = "stats.jsonl"
 _HEX = frozenset("0123456789abcdef")
 
@@ -60,6 +70,11 @@ def cache_key(
     }
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def unanswered(reason: str | None) -> bool:
+    """Whether an UNSCORED verdict's reason says no answer decided it (`NO_ANSWER_REASONS`)."""
+    return bool(reason) and str(reason).startswith(NO_ANSWER_REASONS)
 
 
 class ResponseCache:
@@ -115,9 +130,14 @@ class ResponseCache:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def discard(self, key: str) -> None:
-        """Forget an entry (an answer that failed validation)."""
-        self.path(key).unlink(missing_ok=True)
+    def mark_unusable(self, key: str, problem: str) -> None:
+        """Record on an entry why its answer is of no use (kept, replayed, never re-paid
+        unless re-asked on purpose)."""
+        found = self.get_with_meta(key)
+        if found is None or found[1].get("unusable") == problem:
+            return
+        response, meta = found
+        self.put(key, response, {**meta, "unusable": problem})
 
     def __contains__(self, key: str) -> bool:
         return self.path(key).is_file()

@@ -200,6 +200,22 @@ def usage_totals(frame: pd.DataFrame) -> pd.DataFrame:
     return totals[columns]
 
 
+def rejudge_estimate(verdict_frames: list[pd.DataFrame]) -> tuple[int, float]:
+    """What `--rejudge unscored` would ask again, from stored scoring-run tables: the checks
+    an answer left UNSCORED (`cache.unanswered` ones are resumed anyway) and what their
+    conversations cost when first asked (`cost_usd`: paid and replayed calls), the estimate
+    of asking them again."""
+    from evalflow.judges.cache import unanswered
+
+    count, usd = 0, 0.0
+    for frame in verdict_frames:
+        rows = frame[frame["status"] == "UNSCORED"]
+        rows = rows[[not unanswered(reason) for reason in rows["rationale"]]]
+        count += len(rows)
+        usd += float(rows["cost_usd"].sum()) if "cost_usd" in rows else 0.0
+    return count, usd
+
+
 class BudgetExceededError(Exception):
     """The next call could pass the spending limit; the judge answers UNSCORED instead."""
 

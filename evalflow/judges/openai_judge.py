@@ -45,8 +45,10 @@ cache reads (OpenAI-style caching is automatic: no cache writes) and `completion
 `Budget` before it is sent.
 
 Responses are cached under `<cache_dir>/openai` with the same key as Claude's (model, prompt
-version, the full request, run index, run key and repo head); answers that stopped on `length`
-or `content_filter`, refusals and answers that failed validation are never replayed.
+version, the full request, run index, run key and repo head). Every answer is kept: one that
+stopped on `length` or `content_filter`, a refusal or one that failed validation is marked
+unusable (`cache.ResponseCache.mark_unusable`) and replayed to the same UNSCORED outcome on an
+unchanged re-run; only `--rejudge unscored` (`rejudge`) asks such a check again.
 
 Configuration: `EVALFLOW_OPENAI_BASE_URL` (default `https://api.openai.com/v1`; Gemini:
 `https://generativelanguage.googleapis.com/v1beta/openai`; Ollama: `http://localhost:11434/v1`),
@@ -77,7 +79,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker, breaker_for
+from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker, PendingCallError, breaker_for
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.cache import ResponseCache, cache_key
 from evalflow.judges.cost import (
@@ -142,6 +144,10 @@ class OpenAISettings(BaseModel):
     strict_tools: bool = True
     max_cost_usd: float | None = Field(default=None, ge=0)
     limits: ToolLimits = ToolLimits()
+    rejudge: bool = Field(
+        default=False,
+        description="--rejudge unscored: ask again what stored answers left without a verdict",
+    )
     breaker_failures: int = Field(default=5, ge=1)
     breaker_seconds: float = Field(default=600.0, gt=0)
 
@@ -405,19 +411,35 @@ class OpenAITransport:
         scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
         return cache_key(self.settings.model, PROMPT_VERSION, params, site.run, scope)
 
-    def forget(self, params: dict[str, Any], site: CallSite) -> None:
+    def reject(self, params: dict[str, Any], site: CallSite, problem: str) -> None:
+        """Mark the cached answer to `params` unusable (kept and replayed, see `call`)."""
         if self.cache is not None:
-            self.cache.discard(self.key_for(params, site))
+            self.cache.mark_unusable(self.key_for(params, site), problem)
 
-    def call(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
-        """The completion for `params`: from the cache, else one paid, budgeted request."""
+    def call(
+        self,
+        params: dict[str, Any],
+        site: CallSite,
+        *,
+        prefetch: bool = False,
+        reask: bool = False,
+    ) -> dict[str, Any]:
+        """The completion for `params`: from the cache (whatever it was, unless `reask` and
+        it is marked unusable), else one paid, budgeted request. `prefetch` only replays: a
+        call that would be sent raises PendingCallError and nothing is recorded."""
         key = self.key_for(params, site)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            record = self.usage(site, hit, request_id=None, attempt=0)
-            with self._usage_lock:
-                self._usage.append(record.model_copy(update={"cached": True}))
-            self.cache.record_hit(record.usd)
+        found = self.cache.get_with_meta(key) if self.cache is not None else None
+        if found is not None and not (reask and found[1].get("unusable")):
+            hit = found[0]
+            if not prefetch:
+                record = self.usage(site, hit, request_id=None, attempt=0)
+                with self._usage_lock:
+                    self._usage.append(record.model_copy(update={"cached": True}))
+                if self.cache is not None:
+                    self.cache.record_hit(record.usd)
             return hit
+        if prefetch:
+            raise PendingCallError(key, params, site)
         if self.cache is not None:
             self.cache.record_miss()
         estimate = self.prices.worst_case_usd(
@@ -440,13 +462,13 @@ class OpenAITransport:
         with self._usage_lock:
             self._usage.append(record)
         choice = response["choices"][0]
-        refused = bool((choice.get("message") or {}).get("refusal"))
-        if (
-            self.cache is not None
-            and not refused
-            and choice.get("finish_reason") not in UNCACHEABLE_FINISH
-        ):
-            self.cache.put(key, response, self.cache_meta(site))
+        if self.cache is not None:
+            meta = self.cache_meta(site)
+            if (choice.get("message") or {}).get("refusal"):
+                meta["unusable"] = "refusal"
+            elif (finish := choice.get("finish_reason")) in UNCACHEABLE_FINISH:
+                meta["unusable"] = f"finish_reason {finish}"
+            self.cache.put(key, response, meta)
         return response
 
     def cache_meta(self, site: CallSite) -> dict[str, Any]:
@@ -612,9 +634,19 @@ class OpenAIJudge:
 
     def score_check(self, ac: BaselineAC, check: Check, request: JudgeRequest) -> Verdict:
         """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
+        reask = False
+        if self.settings.rejudge:
+            # --rejudge unscored: only a conversation whose stored answers end UNSCORED is
+            # asked again (its unusable answers re-sent); the others replay as before.
+            dry = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
+            try:
+                replayed = self._converse(ac, check, request, dry, prefetch=True)
+                reask = replayed.status == "UNSCORED"
+            except PendingCallError:
+                pass  # never fully answered: asked as usual
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
-            return self._converse(ac, check, request, tools)
+            return self._converse(ac, check, request, tools, reask=reask)
         except JudgeUnavailableError:
             raise
         except BudgetExceededError:
@@ -653,7 +685,14 @@ class OpenAIJudge:
         return params
 
     def _converse(
-        self, ac: BaselineAC, check: Check, request: JudgeRequest, tools: RepoTools
+        self,
+        ac: BaselineAC,
+        check: Check,
+        request: JudgeRequest,
+        tools: RepoTools,
+        *,
+        prefetch: bool = False,
+        reask: bool = False,
     ) -> Verdict:
         k = int(request.extra.get("k", DEFAULT_K))
         context = run_context(
@@ -675,7 +714,7 @@ class OpenAIJudge:
             force = self.settings.force_final_tool and (retried or last)
             site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
             params = self.request_params(list(messages), force=force)
-            response = self.transport.call(params, site)
+            response = self.transport.call(params, site, prefetch=prefetch, reask=reask)
             choice = response["choices"][0]
             message = choice.get("message") or {}
             messages.append(_assistant_turn(message))
@@ -685,7 +724,7 @@ class OpenAIJudge:
                 verdict, problem = self._verdict_from(submits[0].arguments, check, request, tools)
                 if verdict is not None:
                     return verdict
-                self.transport.forget(params, site)
+                self.transport.reject(params, site, problem)
             elif calls:
                 messages += [_tool_message(c.id, self._run_tool(c, tools)) for c in calls]
                 continue
@@ -696,7 +735,7 @@ class OpenAIJudge:
                     if refusal
                     else f"no submit_verdict call (finish_reason {choice.get('finish_reason')})"
                 )
-                self.transport.forget(params, site)
+                self.transport.reject(params, site, problem)
             if retried:
                 return self._unscored(
                     check, request.run, tools, f"malformed answer twice: {problem}"

@@ -95,43 +95,56 @@ class JudgeName(click.ParamType):
         return "[" + "|".join(JUDGE_NAMES) + "|panel:A,B]"
 
 
-def _heuristic(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+def _heuristic(
+    cache_dir: Path | None, labels_path: Path | None, budget: Budget | None, rejudge: bool
+) -> Judge:
     from evalflow.judges.heuristic import HeuristicJudge
 
     return HeuristicJudge()
 
 
-def _labels(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+def _labels(
+    cache_dir: Path | None, labels_path: Path | None, budget: Budget | None, rejudge: bool
+) -> Judge:
     from evalflow.judges.labels import LabelsJudge
 
     return LabelsJudge(labels_path)
 
 
-def _openai(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
-    from evalflow.judges.openai_judge import OpenAIJudge
+def _openai(
+    cache_dir: Path | None, labels_path: Path | None, budget: Budget | None, rejudge: bool
+) -> Judge:
+    from evalflow.judges.openai_judge import OpenAIJudge, OpenAISettings
 
-    return OpenAIJudge(cache_dir=cache_dir, budget=budget)
+    settings = OpenAISettings.from_env(rejudge=rejudge)
+    return OpenAIJudge(settings, cache_dir=cache_dir, budget=budget)
 
 
-def _claude(name: str, cache_dir: Path | None, budget: Budget | None) -> Judge:
+def _claude(name: str, cache_dir: Path | None, budget: Budget | None, rejudge: bool) -> Judge:
     require_api_key(f"--judge {name}")
-    from evalflow.judges.anthropic_judge import ClaudeJudge
+    from evalflow.judges.anthropic_judge import ClaudeJudge, ClaudeSettings
 
-    return ClaudeJudge(cache_dir=cache_dir, budget=budget)
-
-
-def _anthropic(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
-    return _claude("anthropic", cache_dir, budget)
+    settings = ClaudeSettings.from_env(rejudge=rejudge)
+    return ClaudeJudge(settings, cache_dir=cache_dir, budget=budget)
 
 
-def _hybrid(cache_dir: Path | None, labels_path: Path | None, budget: Budget | None) -> Judge:
+def _anthropic(
+    cache_dir: Path | None, labels_path: Path | None, budget: Budget | None, rejudge: bool
+) -> Judge:
+    return _claude("anthropic", cache_dir, budget, rejudge)
+
+
+def _hybrid(
+    cache_dir: Path | None, labels_path: Path | None, budget: Budget | None, rejudge: bool
+) -> Judge:
     from evalflow.judges.hybrid import HybridJudge
 
-    return HybridJudge(_claude("hybrid", cache_dir, budget))
+    return HybridJudge(_claude("hybrid", cache_dir, budget, rejudge))
 
 
-# Judge name → factory(cache_dir, labels_path, budget); the keys are JUDGE_NAMES (tested).
-_FACTORIES: dict[str, Callable[[Path | None, Path | None, Budget | None], Judge]] = {
+# Judge name → factory(cache_dir, labels_path, budget, rejudge); the keys are JUDGE_NAMES
+# (tested).
+_FACTORIES: dict[str, Callable[[Path | None, Path | None, Budget | None, bool], Judge]] = {
     "heuristic": _heuristic,
     "anthropic": _anthropic,
     "openai": _openai,
@@ -146,6 +159,7 @@ def make_judge(
     cache_dir: Path | None = None,
     labels_path: Path | None = None,
     budget: Budget | None = None,
+    rejudge: bool = False,
 ) -> Judge:
     """The judge called `name`.
 
@@ -153,12 +167,16 @@ def make_judge(
     response caches under `<cache_dir>/anthropic` and `<cache_dir>/openai`. `budget` is the
     `--max-cost` limit to share (pass one `Budget` to every judge of one evaluation so the k
     runs — and every member of a panel — draw on the same limit); without it the LLM judges
-    read `EVALFLOW_MAX_COST_USD`.
+    read `EVALFLOW_MAX_COST_USD`. `rejudge` (`--rejudge unscored`) makes the LLM judges ask
+    again the checks their stored answers left UNSCORED (`cache` module docstring); without
+    it an unchanged run replays every stored answer and sends nothing.
     """
     name = check_judge_name(name)
     members = panel_members(name)
     if members is not None:
         from evalflow.judges.panel import PanelJudge
 
-        return PanelJudge([make_judge(m, cache_dir=cache_dir, budget=budget) for m in members])
-    return _FACTORIES[name](cache_dir, labels_path, budget)
+        return PanelJudge(
+            [make_judge(m, cache_dir=cache_dir, budget=budget, rejudge=rejudge) for m in members]
+        )
+    return _FACTORIES[name](cache_dir, labels_path, budget, rejudge)

@@ -139,11 +139,13 @@ def _ensure_partitions(inst: dg.DagsterInstance, keys: list[str]) -> None:
 
 @dataclass(frozen=True)
 class JudgeChoice:
-    """The CLI's judge options: name, cost limit per framework run, labels file."""
+    """The CLI's judge options: name, cost limit per framework run, labels file, and
+    `rejudge` ("unscored": ask again what stored answers left UNSCORED)."""
 
     name: str | None = None
     max_cost_usd: float | None = None
     labels: Path | None = None
+    rejudge: str | None = None
 
     def config(self) -> dict:
         out: dict = {}
@@ -153,6 +155,8 @@ class JudgeChoice:
             out["max_cost_usd"] = float(self.max_cost_usd)
         if self.labels is not None:
             out["labels"] = str(self.labels.resolve())
+        if self.rejudge:
+            out["rejudge"] = self.rejudge
         return out
 
 
@@ -247,7 +251,8 @@ def run_partition(
     start = time.perf_counter()
     inst = instance(warehouse_root)
     selection = None
-    if not (force or gates.rerun):
+    # --rejudge unscored re-runs every step: the stored answers replay, the unusable re-ask.
+    if not (force or gates.rerun or judge.rejudge):
         resource = EvalflowResource(warehouse=warehouse_root, **judge.config())
         path = manifest_for(settings.warehouse(warehouse_root), partition)
         stale = stale_keys(inst, resource, partition, path)

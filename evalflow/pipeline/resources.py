@@ -31,6 +31,9 @@ class EvalflowResource(dg.ConfigurableResource):
     # `budget_for`). 0 means spend nothing.
     max_cost_usd: float | None = None
     labels: str = ""  # the labels judge's file; empty ⇒ $EVALFLOW_LABELS
+    # "unscored" (--rejudge unscored): the LLM judges ask again the checks their stored
+    # answers left UNSCORED; empty ⇒ every stored answer is replayed, nothing re-asked.
+    rejudge: str = ""
     _budgets: dict[str, Budget] = PrivateAttr(default_factory=dict)
     _run_id: str | None = PrivateAttr(default=None)
 
@@ -83,4 +86,5 @@ class EvalflowResource(dg.ConfigurableResource):
             cache_dir=warehouse.workdir / "cache",
             labels_path=Path(self.labels) if self.labels else None,
             budget=self.budget_for(run_key),
+            rejudge=self.rejudge == "unscored",
         )

@@ -156,6 +156,25 @@ def test_invalid_answers_and_budget_stops_fall_back_to_the_offline_rules(monkeyp
     assert all("offline fallback: budget stop" in c.rule for c in ac.checks)
 
 
+def test_an_unusable_draft_is_replayed_free_and_re_asked_only_on_rejudge(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    prd = parse_prd(PRD, "prd.md")
+
+    def refused(turn: Turn) -> Reply:
+        return Reply([{"type": "text", "text": "no"}], stop_reason="refusal")
+
+    drafts = []
+    with FakeAnthropic(refused) as fake:
+        for rejudge in (False, False, True):
+            (ac,) = _drafter(fake, tmp_path, rejudge=rejudge).draft(prd, "trials")
+            drafts.append((len(fake.requests), ac))
+    assert [n for n, _ in drafts] == [1, 1, 2]  # replayed once free, re-asked on rejudge
+    assert drafts[0][1] == drafts[1][1]
+    assert all("offline fallback: the model refused" in c.rule for c in drafts[1][1].checks)
+
+
 def test_cli_claude_draft_writes_verified_probes_and_never_a_frozen_baseline(
     make_repo, tmp_path: Path, capsys, monkeypatch
 ) -> None:

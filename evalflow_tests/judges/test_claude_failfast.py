@@ -3,6 +3,7 @@ replaying (scoped to the run and commit they were given for)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anthropic
@@ -112,19 +113,24 @@ def _cache_files(root: Path) -> list[Path]:
     return sorted((root / "anthropic").rglob("*.json"))
 
 
-def test_max_tokens_and_malformed_answers_are_not_cached(tmp_path: Path) -> None:
+def test_max_tokens_answers_are_kept_marked_unusable_and_replayed(tmp_path: Path) -> None:
     def truncated(turn: Turn) -> Reply:
         return Reply([text("partial")], "max_tokens")
 
     with FakeAnthropic(truncated) as fake:
         verdict = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
     assert verdict.status == "UNSCORED"
-    assert _cache_files(tmp_path) == []
+    metas = [json.loads(p.read_text())["meta"] for p in _cache_files(tmp_path)]
+    assert [m["unusable"] for m in metas] == ["no submit_verdict call (stop_reason max_tokens)"] * 2
     # Each of the two turns (answer, retry) hit max_tokens and was asked once more, larger.
     assert [r["max_tokens"] for r in fake.requests] == [16000, 32000, 16000, 32000]
     with FakeAnthropic(truncated) as fake:
-        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))
-    assert len(fake.requests) == 4  # asked again: nothing was replayed from the cache
+        again = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
+    assert not fake.requests  # the same answers replayed, the same outcome, nothing paid
+    assert again == verdict
+    with FakeAnthropic(truncated) as fake:
+        claude_judge(fake, tmp_path, rejudge=True).score(demo_request(checks=DEMO_CHECKS[:1]))
+    assert len(fake.requests) == 4  # --rejudge unscored: asked again
 
 
 def test_cache_is_scoped_to_the_commit(tmp_path: Path) -> None:
@@ -139,10 +145,14 @@ def test_cache_is_scoped_to_the_commit(tmp_path: Path) -> None:
     assert len(fake.requests) == 2 * asked  # another commit: asked afresh
 
 
-def test_discard_removes_an_entry(tmp_path: Path) -> None:
+def test_mark_unusable_keeps_the_entry_and_says_why(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path)
-    cache.put("ab" * 32, {"x": 1})
-    assert "ab" * 32 in cache
-    cache.discard("ab" * 32)
-    cache.discard("ab" * 32)  # idempotent
-    assert "ab" * 32 not in cache
+    cache.put("ab" * 32, {"x": 1}, {"run_key": "r"})
+    cache.mark_unusable("ab" * 32, "no submit_verdict call")
+    cache.mark_unusable("ab" * 32, "no submit_verdict call")  # idempotent
+    cache.mark_unusable("cd" * 32, "never stored")  # nothing to mark
+    assert cache.get_with_meta("ab" * 32) == (
+        {"x": 1},
+        {"run_key": "r", "unusable": "no submit_verdict call"},
+    )
+    assert "cd" * 32 not in cache

@@ -281,10 +281,10 @@ def test_resume_after_interruption_pays_only_for_missing_calls(tmp_path: Path) -
         judge = claude_judge(fake, tmp_path, concurrency=1)
         original = judge._call
 
-        def dying_call(params: dict[str, Any], site: Any, *, prefetch: bool) -> dict[str, Any]:
+        def dying_call(params: dict[str, Any], site: Any, **kw: Any) -> dict[str, Any]:
             if len(fake.requests) >= 3:
                 raise Killed
-            return original(params, site, prefetch=prefetch)
+            return original(params, site, **kw)
 
         judge._call = dying_call  # type: ignore[method-assign]
         with pytest.raises(Killed):
@@ -510,8 +510,13 @@ def test_met_resting_on_claimed_hits_never_returned_is_retried_then_unscored(
     assert retry["is_error"] and "'Hello' claims 4 hits but was never run" in retry["content"]
     assert verdict.status == "UNSCORED"
     assert verdict.rationale.startswith("malformed answer twice: searches claim hits")
-    # Only the grep turn is cached: both rejected answers were discarded.
-    assert len(list((tmp_path / "anthropic").rglob("*.json"))) == 1
+    # Every answer is kept, the two rejected ones marked unusable: a re-run replays them.
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "anthropic").rglob("??/*.json")]
+    assert sorted(bool(e["meta"].get("unusable")) for e in entries) == [False, True, True]
+    with FakeAnthropic(responder) as fake:
+        again = claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1]))[0]
+        assert not fake.requests
+    assert again == verdict
 
 
 def test_met_with_a_corrected_claim_after_the_retry_is_met(tmp_path: Path) -> None:

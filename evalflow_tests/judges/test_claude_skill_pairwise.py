@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +176,13 @@ def test_a_failed_call_never_decides_a_match(tmp_path: Path) -> None:
     assert not res.computed
     assert len(res.left_out) == 3
     assert all(why.startswith("not judged: ") for _, why in res.left_out)
-    assert not list((tmp_path / "anthropic").rglob("*.json"))  # invalid answers are not cached
+    # Invalid answers are kept, marked unusable: a re-run decides nothing and pays nothing.
+    entries = list((tmp_path / "anthropic").rglob("??/*.json"))
+    assert entries and all(json.loads(p.read_text())["meta"]["unusable"] for p in entries)
+    with FakeAnthropic(invalid) as fake:
+        again = setup(judge_for(fake, tmp_path))()
+        assert not fake.requests
+    assert again.left_out == res.left_out
 
 
 def test_budget_stop_is_a_failure_not_a_verdict(tmp_path: Path) -> None:

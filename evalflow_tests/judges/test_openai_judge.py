@@ -160,7 +160,13 @@ def test_malformed_arguments_get_one_retry_then_unscored(tmp_path: Path) -> None
     assert retry["messages"][-1]["role"] == "tool"
     assert "invalid submit_verdict input" in retry["messages"][-1]["content"]
     assert retry["tool_choice"]["function"]["name"] == "submit_verdict"
-    assert not list((tmp_path / "a").rglob("*.json"))  # rejected answers are never cached
+    # Rejected answers are kept, marked unusable: an unchanged re-run replays them.
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "a").rglob("??/*.json")]
+    assert len(entries) == 2 and all(e["meta"]["unusable"] for e in entries)
+    with FakeOpenAI(broken) as fake:
+        (again,) = openai_judge(fake, tmp_path / "a").score(demo_request(checks=check))
+        assert not fake.requests
+    assert again == verdict
     with FakeOpenAI(broken_then_good) as fake:
         (verdict,) = openai_judge(fake, tmp_path / "b").score(demo_request(checks=check))
     assert verdict.status == "MET" and len(fake.requests) == 2

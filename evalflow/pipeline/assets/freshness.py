@@ -8,9 +8,12 @@ version and its warehouse part still exists; otherwise it is stale, and so is ev
 downstream of it. Dagster's in-process execution runs every step it is given, so the CLI,
 the nightly schedule and the manifest sensor give it only the stale ones (`stale_keys`).
 
-One exception keeps the numbers honest: a run left incomplete (unscored checks) by a
-non-deterministic judge is always stale, because its gaps may come from a spent budget or a
-failed API call that a new attempt can fill; a deterministic judge would leave the same gaps.
+One exception keeps the numbers honest: a run left incomplete by a non-deterministic judge is
+stale while one of its UNSCORED checks was decided by no answer (a spent budget, a failed API
+call: `judges.cache.unanswered`), a gap a new attempt can fill. An UNSCORED check that an
+answer decided (refused, invalid, never submitted) is not: the answer is stored, a re-run
+would replay it to the same outcome, and asking again is the operator's choice
+(`--rejudge unscored`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from dagster._core.events import DagsterEventType
 
 from evalflow.errors import EvalflowError
 from evalflow.io import settings
-from evalflow.io.evaluation import fingerprint, prepare_run
+from evalflow.io.evaluation import K_RUNS, fingerprint, prepare_run
 from evalflow.io.ledger import ledger_path_for
 from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.io.suites import SUITES_DIR
+from evalflow.judges.cache import unanswered
 from evalflow.pipeline.assets import cross_run_assets, per_run_assets
 from evalflow.pipeline.assets.common import CODE_VERSION
 from evalflow.pipeline.resources import EvalflowResource
@@ -74,7 +78,17 @@ def _retry_incomplete(warehouse: Warehouse, partition: str) -> bool:
         return True
     final = warehouse.read("final_score", partition).iloc[0]
     manifest = warehouse.read("run_manifest", partition).iloc[0]
-    return not bool(final["complete"]) and not bool(manifest["judge_deterministic"])
+    if bool(final["complete"]) or bool(manifest["judge_deterministic"]):
+        return False
+    for run in range(1, K_RUNS + 1):
+        table = f"scoring_run_{run}"
+        if not warehouse.has(table, partition):
+            return True
+        verdicts = warehouse.read(table, partition)
+        reasons = verdicts.loc[verdicts["status"] == "UNSCORED", "rationale"]
+        if any(unanswered(reason) for reason in reasons):
+            return True
+    return False
 
 
 def _downstream(stale: set[dg.AssetKey]) -> set[dg.AssetKey]:

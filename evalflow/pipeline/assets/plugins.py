@@ -64,7 +64,7 @@ def plugin_options(
     warehouse = evalflow.get_warehouse()
     cache_dir = warehouse.workdir / "cache"
     budget = evalflow.budget_for(run_key)
-    claude = ClaudeSettings.from_env()
+    claude = ClaudeSettings.from_env(rejudge=evalflow.rejudge == "unscored")
     judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
     mc = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
     return EvalOptions(depth=DEPTH, seed=SEED, judges=judges, mc_factory=mc)
