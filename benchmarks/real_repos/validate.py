@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from evalflow.errors import EvalflowError, InputError
-from evalflow.io.real_repos import safe_clone, vendored_checkout
+from evalflow.io.real_repos import derived_clone, has_commit, safe_clone, vendored_checkout
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -57,7 +57,11 @@ class Benchmark:
     run_key: str
     vendored: str | None = None  # name in evalflow.io.real_repos.VENDORED
     mirror: str | None = None  # "<owner>+<repo>" as laid out by the fetch tool
-    pin: str | None = None  # head commit the mirror must contain
+    pin: str | None = None  # head commit the mirror (or the derived repository) must contain
+    # A mirror lacking some blobs (its largest files) cannot be cloned: the benchmark then reads
+    # a repository derived from it, holding only these pathspecs of these source commits.
+    derive_paths: tuple[str, ...] = ()
+    derive_commits: tuple[str, ...] = ()
 
     def checkout(self) -> Path:
         return self.manifest.parent.parent / "checkout"
@@ -125,6 +129,27 @@ BENCHMARKS = (
                 "361573e99e5a4d6f4440eb83f90845b9e56258c7",
             ),
         )
+    ),
+    # One repository, one folder per SDD framework (task_planner/): the same brief built with
+    # spec-kit and with the B-MAD Method side by side; each run is confined to its folder.
+    *(
+        Benchmark(
+            name=f"task_planner_{framework}",
+            manifest=HERE / f"task_planner/{framework}/runs/{framework}-demo.yaml",
+            labels=HERE / f"task_planner/{framework}/gold/{framework}-demo.labels.yaml",
+            side_gold=None,
+            run_key=f"task_planner.{framework}.demo",
+            mirror="chimera-defi+Etc-mono-repo",
+            # The mirror lacks the committed node_modules' largest blobs; ai_experiments/
+            # without node_modules/ at base b952e8f and head b149c0e is everything the PRD needs.
+            pin="a292d4e63632b2973a4ae78e3c12c7abea33ddce",
+            derive_paths=("ai_experiments", ":(exclude,glob)**/node_modules/**"),
+            derive_commits=(
+                "b952e8f396d6017a9a5f5e20ddb44d5d00e6d644",
+                "b149c0e9f60ba5f5ab06126899ddb041f831f469",
+            ),
+        )
+        for framework in ("speckit", "bmad")
     ),
 )
 
@@ -267,6 +292,14 @@ def _prepare(bench: Benchmark, mirrors: dict[str, Path]) -> str | None:
     if source is None or not source.exists():
         where = source or f"--mirror {bench.name}=GIT_DIR or {MIRRORS_ENV}"
         return f"skipped: no fetched mirror ({where}); see {bench.manifest.parent.parent}/fetch.md"
+    if bench.derive_paths:
+        if not bench.checkout().exists() or not has_commit(bench.checkout(), bench.pin):
+            _, derived = derived_clone(
+                source, bench.checkout(), commits=bench.derive_commits, paths=bench.derive_paths
+            )
+            if derived[-1] != bench.pin:
+                raise InputError(f"{bench.name}: derived head {derived[-1]} is not {bench.pin}")
+        return None
     safe_clone(source, bench.checkout(), pin=bench.pin)
     return None
 

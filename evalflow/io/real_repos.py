@@ -13,9 +13,11 @@ commits through git objects only). The pinned commit must be present, or the cop
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -41,12 +43,12 @@ def _safe_env() -> dict[str, str]:
     )
 
 
-def _run_git(*args: str, where: str) -> str:
+def _run_git(*args: str, where: str, env: dict[str, str] | None = None) -> str:
     try:
         done = subprocess.run(
             ["git", "-c", "core.hooksPath=/dev/null", *args],
             capture_output=True,
-            env=_safe_env(),
+            env={**_safe_env(), **(env or {})},
             timeout=_GIT_TIMEOUT_S,
             check=False,
         )
@@ -58,7 +60,11 @@ def _run_git(*args: str, where: str) -> str:
             f"git {args[0]} failed: {lines[-1] if lines else 'exit ' + str(done.returncode)}",
             where=where,
         )
-    return done.stdout.decode("utf-8", "replace").strip()
+    return _text(done.stdout)
+
+
+def _text(out: bytes) -> str:
+    return out.decode("utf-8", "replace").strip()
 
 
 def has_commit(repo: Path, sha: str) -> bool:
@@ -110,6 +116,91 @@ def safe_clone(source: Path, dest: Path, *, pin: str) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+# Fixed identity and dates: a derived repository's commits get the same SHAs on every machine.
+_DERIVED_ENV = {
+    "GIT_AUTHOR_NAME": "evalflow",
+    "GIT_AUTHOR_EMAIL": "evalflow@localhost",
+    "GIT_COMMITTER_NAME": "evalflow",
+    "GIT_COMMITTER_EMAIL": "evalflow@localhost",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
+
+
+def _inside_only(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    # The `data` filter, except that an entry it refuses (a link out of the tree, a device) is
+    # left out instead of aborting the copy: evalflow never follows such a link anyway.
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
+
+
+def derived_clone(source: Path, dest: Path, *, commits: tuple[str, ...], paths: tuple[str, ...]):
+    """A repository holding only `paths` (git pathspecs) of each of `commits`, one commit each.
+
+    For a fetched mirror that lacks some blobs (the fetch tool leaves out its largest files, e.g.
+    a committed `node_modules/`), a plain clone fails; the files a benchmark needs are still
+    there. `git archive` reads exactly the pathspecs' blobs; the tar is unpacked through the
+    `data` filter (an absolute path, a link out of the tree or a device is left out) and committed with a fixed identity and
+    date, so the derived SHAs (printed by `python -m evalflow.io.real_repos`) are the same
+    everywhere. Returns `dest` and the derived commit of each source commit, in order.
+    """
+    if not source.exists():
+        raise InputError(
+            "real repository source not found",
+            where=str(source),
+            fix="fetch the repository (see its fetch.md)",
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        repo, tree = staging / "repo", staging / "tree"
+        _run_git("init", "--quiet", str(repo), where=str(dest))
+        derived: list[str] = []
+        for commit in commits:
+            archive = subprocess.run(
+                ["git", "--git-dir", str(source), "archive", "--format=tar", commit, "--", *paths],
+                capture_output=True,
+                env=_safe_env(),
+                timeout=_GIT_TIMEOUT_S,
+                check=False,
+            )
+            if archive.returncode != 0:
+                raise InputError(
+                    f"git archive of {commit} failed: {_text(archive.stderr)[-200:]}",
+                    where=str(source),
+                )
+            shutil.rmtree(tree, ignore_errors=True)
+            tree.mkdir()
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+                tar.extractall(tree, filter=_inside_only)
+            work = ("--git-dir", str(repo / ".git"), "--work-tree", str(tree))
+            # An empty index first: every file is hashed again (stat data of a re-extracted file
+            # can equal the previous commit's and hide a same-size change).
+            _run_git(*work, "read-tree", "--empty", where=str(dest))
+            _run_git(*work, "add", "--all", ".", where=str(dest))
+            _run_git(
+                *work,
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                commit,
+                where=str(dest),
+                env=_DERIVED_ENV,
+            )
+            derived.append(
+                _run_git("--git-dir", str(repo / ".git"), "rev-parse", "HEAD", where=str(dest))
+            )
+        if dest.exists():
+            shutil.rmtree(dest)
+        repo.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest, derived
 
 
 def vendored_checkout(name: str) -> Path:

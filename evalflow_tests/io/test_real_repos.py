@@ -18,7 +18,13 @@ import yaml
 from evalflow.cli import main
 from evalflow.errors import InputError
 from evalflow.io.inputs import load_benchmark, load_manifest
-from evalflow.io.real_repos import DATA_DIR, VENDORED, safe_clone, vendored_checkout
+from evalflow.io.real_repos import (
+    DATA_DIR,
+    VENDORED,
+    derived_clone,
+    safe_clone,
+    vendored_checkout,
+)
 from evalflow.judges.labels import load_labels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +73,72 @@ def test_gold_labels_cover_every_check_exactly_once() -> None:
     for verdict in labels.verdicts:
         # SPEC core rules 1 and 2: MET cites evidence, UNMET records its searches.
         assert verdict.evidence if verdict.status == "MET" else verdict.searches, verdict
+
+
+def _mirror_with_a_missing_blob(tmp_path: Path) -> tuple[Path, str, str]:
+    """A bare mirror whose two commits reference a blob that is absent (as the fetch tool leaves
+    out a repository's largest files) and whose tree holds a symlink pointing out of it."""
+    src = tmp_path / "src"
+    src.mkdir()
+    _git(src, "init", "--quiet")
+    (src / "app").mkdir()
+    (src / "app" / "main.ts").write_text("export const a = 1;\n")
+    (src / "node_modules").mkdir()
+    (src / "node_modules" / "big.bin").write_bytes(b"x" * 1000)
+    (src / "app" / "escape").symlink_to("/etc/passwd")
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    _git(src, "add", "-A")
+    _git(src, *ident, "commit", "--quiet", "-m", "base")
+    base = _git(src, "rev-parse", "HEAD")
+    (src / "app" / "main.ts").write_text("export const a = 2;\n")
+    _git(src, "add", "-A")
+    _git(src, *ident, "commit", "--quiet", "-m", "head")
+    head = _git(src, "rev-parse", "HEAD")
+    big = _git(src, "rev-parse", "HEAD:node_modules/big.bin")
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(src), str(mirror)], check=True)
+    subprocess.run(["git", "-C", str(mirror), "repack", "-adq"], check=True)
+    # Drop the big blob from the mirror: rewrite the pack without it.
+    packs = list((mirror / "objects" / "pack").glob("*.pack"))
+    keep = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(mirror),
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    pack = subprocess.run(
+        ["git", "-C", str(mirror), "pack-objects", "--quiet", str(mirror / "objects/pack/pack")],
+        input="\n".join(o for o in keep if o != big),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert pack.stdout.strip()
+    for old in packs:
+        old.unlink()
+        old.with_suffix(".idx").unlink()
+    return mirror, base, head
+
+
+def test_derived_clone_reads_a_mirror_that_lacks_blobs_deterministically(tmp_path: Path) -> None:
+    mirror, base, head = _mirror_with_a_missing_blob(tmp_path)
+    # The control: a plain safe clone of this mirror fails.
+    with pytest.raises(InputError):
+        safe_clone(mirror, tmp_path / "plain", pin=head)
+    paths = ("app", ":(exclude,glob)**/node_modules/**")
+    first, commits = derived_clone(mirror, tmp_path / "one", commits=(base, head), paths=paths)
+    _, again = derived_clone(mirror, tmp_path / "two", commits=(base, head), paths=paths)
+    assert commits == again and len(commits) == 2  # same SHAs on every run
+    files = _git(first, "ls-tree", "-r", "--name-only", commits[1]).split()
+    assert files == ["app/main.ts"]  # node_modules excluded; the link out was not extracted
+    assert _git(first, "show", f"{commits[1]}:app/main.ts") == "export const a = 2;"
 
 
 def test_safe_clone_refuses_a_source_without_the_pinned_commit(tmp_path: Path) -> None:
@@ -155,10 +227,13 @@ def test_every_mirrored_run_has_complete_gold_against_its_benchmarks_baseline() 
     # Every run of a benchmark is judged by its one frozen baseline (one file, never a copy).
     assert len(baselines["lva_conversation_storage"]) == 1
     assert len(baselines["lva_llm_service"]) == 1
+    assert len(baselines["task_planner"]) == 1
     assert {b.run_key for b in mirrored} >= {
         "lva_conversation_storage.claude-code.f006",
         "lva_conversation_storage.codex.f001",
         "lva_llm_service.claude-code.f003",
         "lva_llm_service.codex.f001",
         "lva_llm_service.gemini-cli.f003",
+        "task_planner.speckit.demo",
+        "task_planner.bmad.demo",
     }
