@@ -144,9 +144,9 @@ def derived_clone(source: Path, dest: Path, *, commits: tuple[str, ...], paths: 
     For a fetched mirror that lacks some blobs (the fetch tool leaves out its largest files, e.g.
     a committed `node_modules/`), a plain clone fails; the files a benchmark needs are still
     there. `git archive` reads exactly the pathspecs' blobs; the tar is unpacked through the
-    `data` filter (an absolute path, a link out of the tree or a device is left out) and committed with a fixed identity and
-    date, so the derived SHAs (printed by `python -m evalflow.io.real_repos`) are the same
-    everywhere. Returns `dest` and the derived commit of each source commit, in order.
+    `data` filter (an absolute path, a link out of the tree or a device is left out) and
+    committed with a fixed identity and date, so the derived SHAs are the same everywhere.
+    Returns `dest` and the derived commit of each source commit, in order.
     """
     if not source.exists():
         raise InputError(
