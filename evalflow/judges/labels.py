@@ -11,6 +11,15 @@ File (YAML or JSON, the same shape):
         searches: [{pattern: "greet", scope: "diff surface", hits: 1}]
         rationale: "..."
 
+One file may hold the verdicts of several runs of a benchmark (one `score` call for all):
+
+    runs:
+      mini.good.r1:
+        - {check_id: S1-AC1-I1, status: MET, evidence: [...]}
+      mini.poor.r1:
+        - {check_id: S1-AC1-I1, status: UNMET, searches: [...]}
+
+A run the file does not name is refused in one line, like a single-run file's other `run_key`.
 A per-run verdict wins over a run-less one for its run. A check the file does not label is
 answered UNSCORED with the reason (never a silent zero). Labels pass the same evidence
 validator as every other judge. A label may cite lines without a `quote` (a human points at
@@ -29,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalflow.domain.models import Evidence, Search, Status, Verdict
 from evalflow.errors import InputError
@@ -53,7 +62,22 @@ class LabelFile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_key: str | None = None
-    verdicts: tuple[LabelVerdict, ...]
+    verdicts: tuple[LabelVerdict, ...] = ()
+    runs: dict[str, tuple[LabelVerdict, ...]] | None = None
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> LabelFile:
+        if self.runs is not None and (self.verdicts or self.run_key is not None):
+            raise ValueError("use either verdicts (with an optional run_key) or runs, not both")
+        if self.runs is None and "verdicts" not in self.model_fields_set:
+            raise ValueError("no verdicts: give verdicts, or runs with a list per run key")
+        return self
+
+    def blocks(self) -> dict[str | None, tuple[LabelVerdict, ...]]:
+        """Verdicts by run key (None: the file's one block, for any run or its run_key)."""
+        if self.runs is not None:
+            return dict(self.runs)
+        return {self.run_key: self.verdicts}
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -87,17 +111,19 @@ def load_labels(path: Path) -> LabelFile:
             where=str(path),
             fix="see evalflow/judges/labels.py for the file shape",
         ) from exc
-    seen: dict[tuple[str, int | None], int] = {}
-    for index, entry in enumerate(labels.verdicts):
-        slot = (entry.check_id, entry.run)
-        if slot in seen:
-            run = "all runs" if entry.run is None else f"run {entry.run}"
-            raise InputError(
-                f"invalid labels entry verdicts[{index}]: check {entry.check_id} ({run}) is "
-                f"already labelled by verdicts[{seen[slot]}]",
-                where=str(path),
-            )
-        seen[slot] = index
+    for key, verdicts in labels.blocks().items():
+        block = "verdicts" if labels.runs is None else f"runs[{key}]"
+        seen: dict[tuple[str, int | None], int] = {}
+        for index, entry in enumerate(verdicts):
+            slot = (entry.check_id, entry.run)
+            if slot in seen:
+                run = "all runs" if entry.run is None else f"run {entry.run}"
+                raise InputError(
+                    f"invalid labels entry {block}[{index}]: check {entry.check_id} ({run}) is "
+                    f"already labelled by {block}[{seen[slot]}]",
+                    where=str(path),
+                )
+            seen[slot] = index
     return labels
 
 
@@ -114,7 +140,11 @@ class LabelsJudge(OfflineJudge):
         self.path = path or Path(env or "")
         self.labels = load_labels(self.path)
         self._sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
-        self._by_slot = {(v.check_id, v.run): v for v in self.labels.verdicts}
+        self._by_slot = {
+            (key, v.check_id, v.run): v
+            for key, verdicts in self.labels.blocks().items()
+            for v in verdicts
+        }
 
     @property
     def judge_id(self) -> str:
@@ -124,16 +154,27 @@ class LabelsJudge(OfflineJudge):
         return {"judge": self.judge_id, "labels_sha256": self._sha256}
 
     def score(self, request: JudgeRequest) -> list[Verdict]:
-        if self.labels.run_key is not None and self.labels.run_key != request.run_key:
-            raise InputError(
-                f"labels file is for run {self.labels.run_key!r}, not {request.run_key!r}",
-                where=str(self.path),
-                fix="point the labels judge at this run's labels file",
-            )
+        blocks = self.labels.blocks()
+        if self.labels.runs is not None:
+            key: str | None = request.run_key
+            if key not in blocks:
+                raise InputError(
+                    f"labels file has no verdicts for run {request.run_key!r}",
+                    where=str(self.path),
+                    fix=f"add runs: {request.run_key}: [...] to it (labels template writes one)",
+                )
+        else:
+            key = self.labels.run_key
+            if key is not None and key != request.run_key:
+                raise InputError(
+                    f"labels file is for run {key!r}, not {request.run_key!r}",
+                    where=str(self.path),
+                    fix="point the labels judge at this run's labels file",
+                )
         out: list[Verdict] = []
         for _, check in request.checks:
-            label = self._by_slot.get((check.id, request.run)) or self._by_slot.get(
-                (check.id, None)
+            label = self._by_slot.get((key, check.id, request.run)) or self._by_slot.get(
+                (key, check.id, None)
             )
             if label is None:
                 out.append(

@@ -66,6 +66,15 @@ def test_lint_strict_exit_code_and_labels_template(mini: Path, tmp_path: Path, c
 
     labels = load_labels(out)
     assert {v.status for v in labels.verdicts} == {"UNSCORED"} and len(labels.verdicts) >= 2
+    # One file for the whole benchmark: a block per run key.
+    many = tmp_path / "all.labels.yaml"
+    args = ["labels", "template", baseline, "--out", str(many), "--run-key", "mini.good.r1",
+            "--run-key", "mini.poor.r1"]  # fmt: skip
+    code, stdout, err = run_cli(capsys, *args)
+    assert code == 0 and "for 2 runs" in stdout, err
+    blocks = load_labels(many).blocks()
+    assert sorted(blocks) == ["mini.good.r1", "mini.poor.r1"]
+    assert len(blocks["mini.poor.r1"]) == len(labels.verdicts)
 
 
 def _manifest(path: Path, repo_path: Path, **over: str) -> Path:

@@ -87,7 +87,8 @@ def test_json_file_from_env_and_fingerprint(
             },
             r"verdicts\[1\].*already labelled by verdicts\[0\]",
         ),
-        ({"nothing": []}, "verdicts"),
+        ({"nothing": []}, "nothing: Extra inputs"),
+        ({}, "give verdicts, or runs"),
         (
             {
                 "verdicts": [
@@ -147,3 +148,23 @@ def test_a_label_citing_lines_without_a_quote_is_checked_on_those_lines(tmp_path
     labels["verdicts"][0]["evidence"] = cited
     verdict = LabelsJudge(write(tmp_path, labels, "blank.yaml")).score(request)[0]
     assert validate_verdict(verdict, request.snapshot, diff).status != "MET"
+
+
+def test_one_file_holds_the_labels_of_several_runs(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    good = [{"check_id": "S1-AC1-I1", "status": "MET"}]
+    poor = [{"check_id": "S1-AC1-I1", "status": "UNMET", "searches": []}]
+    judge = LabelsJudge(write(tmp_path, {"runs": {"mini.good.r1": good, "mini.poor.r1": poor}}))
+    request = demo_request()
+    assert {v.check_id: v.status for v in judge.score(request)}["S1-AC1-I1"] == "MET"
+    other = replace(request, run_key="mini.poor.r1")
+    assert {v.check_id: v.status for v in judge.score(other)}["S1-AC1-I1"] == "UNMET"
+    with pytest.raises(InputError, match=r"no verdicts for run 'mini\.new\.r1'"):
+        judge.score(replace(request, run_key="mini.new.r1"))
+    for bad in ({"runs": {"a.b.c": good}, "verdicts": good}, {"run_key": "a.b.c"}):
+        with pytest.raises(InputError, match="invalid labels entry"):
+            LabelsJudge(write(tmp_path, bad, "bad.yaml"))
+    twice = {"runs": {"a.b.c": good + good}}
+    with pytest.raises(InputError, match=r"runs\[a\.b\.c\]\[1\]: check S1-AC1-I1"):
+        LabelsJudge(write(tmp_path, twice, "twice.yaml"))
