@@ -3,8 +3,9 @@
 Read: each `### Requirement N[: Title]` is story `RN` (title from the heading, else its
 `**User Story:**` line); its numbered "Acceptance Criteria" — EARS sentences such as
 "WHEN … THEN/THE SYSTEM SHALL …", "IF … THEN …", "WHILE …" — are ACs `RN-ACk` (k the source's
-own number). Kiro has no priorities: a `Priority:` line under the requirement is honoured,
-otherwise the priority is ASSUMED. design.md/tasks.md are recorded as sources only.
+own number; Japanese and Chinese headings are read too). Kiro has no priorities: a
+`Priority:` line under the requirement is honoured, otherwise the priority is ASSUMED.
+design.md/tasks.md are recorded as sources only.
 """
 
 from __future__ import annotations
@@ -24,9 +25,13 @@ from evalflow.importers.model import (
 )
 
 _FEATURE = re.compile(r"^\.kiro/specs/([^/]+)/requirements\.md$")
-_REQUIREMENT = re.compile(r"^requirement\s+(\d+)\s*(?:[:.\-–—]\s*(.*))?$", re.IGNORECASE)
-_USER_STORY = re.compile(r"^\s*user\s+story\s*:\s*(.+)$", re.IGNORECASE)
-_CRITERIA = re.compile(r"^acceptance\s+criteria\b", re.IGNORECASE)
+# Kiro writes its headings in the user's language: English, Japanese (要件 / 受け入れ基準 /
+# ユーザーストーリー) and Chinese (需求 / 验收标准 / 用户故事) are read; the ACs stay verbatim.
+_REQUIREMENT = re.compile(
+    r"^(?:requirement|要件|需求)\s*(\d+)\s*(?:[:：.\-–—]\s*(.*))?$", re.IGNORECASE
+)
+_USER_STORY = re.compile(r"^\s*(?:user\s+story|ユーザーストーリー|用户故事)\s*[:：]\s*(.+)$", re.I)
+_CRITERIA = re.compile(r"^(?:acceptance\s+criteria\b|受け入れ基準|受入基準|验收标准)", re.I)
 _PRIORITY = re.compile(r"^\s*priority\s*:\s*([A-Za-z0-9]+)", re.IGNORECASE)
 
 

@@ -4,6 +4,7 @@ original texts, priorities (ASSUMED when unknown), out-of-scope items kept whole
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def _files(fmt: str) -> dict[str, str]:
 
 
 def _imported(fmt: str, spec: str | None = None, mapping=None):
-    prd = IMPORTERS[fmt.split("-v", maxsplit=1)[0]](_files(fmt), spec, mapping)
+    prd = IMPORTERS[re.sub(r"-(?:v\d+|ja)$", "", fmt)](_files(fmt), spec, mapping)
     base = SPEC_KIT_PRIORITY_MAP if fmt == "spec-kit" else DEFAULT_PRIORITIES
     check_round_trip(prd, render_prd(prd, mapping or base, "0" * 40))
     return prd
@@ -217,3 +218,12 @@ def test_gates_follow_what_the_project_declares() -> None:
     assert js["lint"][0] == "npm run lint && npm run typecheck"
     # A stray requirements.txt in a TypeScript repository installs nothing.
     assert js["setup"][0] == (NPM_CI,) and "requirements.txt ignored" in js["setup"][1]
+
+
+def test_kiro_in_japanese_is_imported_verbatim() -> None:
+    # Kiro writes its headings in the user's language (要件 / 受け入れ基準); the ACs stay as
+    # written and the drafter flags them for manual decomposition.
+    prd = _imported("kiro-ja")
+    assert _shape(prd) == [("R1", None, "P1", True, ["R1-AC1", "R1-AC2"])]
+    assert prd.stories[0].title.startswith("料理人として")
+    assert prd.stories[0].acs[1].text == "食材名が空のとき、システムはエラーを表示する"
