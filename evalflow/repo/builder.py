@@ -23,10 +23,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalflow.errors import InputError
-from evalflow.repo.git import scrubbed_env
+from evalflow.repo.git import run_bounded, scrubbed_env
 
 _EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z: every built commit is dated from here
 _STAMP = ".evalflow-build"
+_GIT_TIMEOUT_S = 120
 
 
 class _Commit(BaseModel):
@@ -85,12 +86,28 @@ def _git(dest: Path, *args: str, when: int) -> None:
             "GIT_CONFIG_NOSYSTEM": "1",
         }
     )
-    done = subprocess.run(
-        ["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", "-C", str(dest), *args],
-        capture_output=True,
-        env=env,
-        check=False,
-    )
+    try:
+        done = run_bounded(
+            [
+                "git",
+                "-c",
+                "core.autocrlf=false",
+                "-c",
+                "commit.gpgsign=false",
+                "-C",
+                str(dest),
+                *args,
+            ],
+            env=env,
+            cwd=dest,
+            timeout_s=_GIT_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise InputError(
+            f"git {args[0]} did not finish within {_GIT_TIMEOUT_S} s while building the demo "
+            "repository",
+            where=str(dest),
+        ) from exc
     if done.returncode != 0:
         raise InputError(
             f"git {args[0]} failed while building the demo repository: "

@@ -33,11 +33,12 @@ import atexit
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing import util as mp_util
 from pathlib import Path
@@ -46,6 +47,9 @@ from evalflow.errors import InputError
 from evalflow.repo.worktree_fs import read_regular
 
 _GIT_TIMEOUT_S = 120
+# After a kill, how long to wait for the pipes to close (a process that left the group may
+# still hold them; evalflow does not wait on it).
+_REAP_S = 5
 # The only parent variables a child process may see; everything else (API keys, passwords,
 # DATABASE_URL, GIT_DIR, GIT_CONFIG_PARAMETERS …) is dropped by not being on the list.
 _PASSED_NAMES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME"})
@@ -61,6 +65,9 @@ _HARDENING = (
     "-c", "protocol.allow=never",
     "-c", "protocol.file.allow=always",
     "-c", "submodule.recurse=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "status.submoduleSummary=false",
+    "-c", "fetch.recurseSubmodules=false",
     "-c", "gc.auto=0",
     "-c", "maintenance.auto=false",
 )  # fmt: skip
@@ -160,6 +167,39 @@ def git_env() -> dict[str, str]:
     return env
 
 
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    timeout_s: float,
+    input_bytes: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `argv` in a process group of its own, killed as a whole on timeout or interrupt.
+
+    ``subprocess.run`` kills only the direct child: a grandchild (a filter, a pager) holding
+    the output pipe keeps ``communicate`` waiting forever. Raises ``TimeoutExpired``.
+    """
+    with subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(input_bytes, timeout=timeout_s)
+        except BaseException:  # timeout, SIGTERM/SIGINT turned into an exception
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=_REAP_S)
+            raise
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
 def _run(
     args: Sequence[str],
     *,
@@ -172,15 +212,12 @@ def _run(
     env = git_env()
     env.update(extra_env or {})
     try:
-        done = subprocess.run(
+        done = run_bounded(
             ["git", "--no-pager", *_HARDENING, *args],
-            input=input_bytes,
-            stdin=None if input_bytes is not None else subprocess.DEVNULL,
-            capture_output=True,
             env=env,
-            cwd=env["HOME"],
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
+            cwd=Path(env["HOME"]),
+            timeout_s=_GIT_TIMEOUT_S,
+            input_bytes=input_bytes,
         )
     except FileNotFoundError as exc:
         raise InputError("git is not installed", fix="install git and retry") from exc
@@ -287,9 +324,45 @@ def git(repo: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
 
 
 def _diff_safe(args: Sequence[str]) -> list[str]:
+    """Diffs and status never run a program and never look inside a submodule.
+
+    A populated submodule is another repository with its own config (filters, fsmonitor …);
+    git reads it whenever it checks the submodule for changes, and ``.gitmodules`` (in the
+    hostile tree) can lower ``diff.ignoreSubmodules``, so only the command-line option is
+    final. Gitlinks are therefore opaque: never part of a diff or a status.
+    """
     if args and args[0] == "diff":
-        return ["diff", "--no-ext-diff", "--no-textconv", *args[1:]]
+        return ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", *args[1:]]
+    if args and args[0] == "status":
+        return ["status", "--ignore-submodules=all", *args[1:]]
     return list(args)
+
+
+def _opaque_gitlinks(mirror: Path, top: Path, env: dict[str, str]) -> None:
+    """Mark every gitlink of the scratch index skip-worktree, so git never looks inside it.
+
+    Comparing a gitlink with the working tree resolves the submodule's HEAD, which opens the
+    submodule's own repository and config even under ``--ignore-submodules=all``; a
+    skip-worktree entry is taken as unchanged without touching the working tree.
+    """
+    staged = _run([f"--git-dir={mirror}", "ls-files", "-z", "--stage"], where=top, extra_env=env)
+    links = [
+        entry.split(b"\t", 1)[1] for entry in staged.split(b"\0") if entry.startswith(b"160000 ")
+    ]
+    if links:
+        _run(
+            [
+                f"--git-dir={mirror}",
+                f"--work-tree={top}",
+                "update-index",
+                "--skip-worktree",
+                "-z",
+                "--stdin",
+            ],
+            where=top,
+            extra_env=env,
+            input_bytes=b"".join(link + b"\0" for link in links),
+        )
 
 
 @contextmanager
@@ -301,9 +374,17 @@ def _scratch_index(mirror: Path, top: Path, treeish: str) -> Iterator[dict[str, 
     env = {"GIT_INDEX_FILE": name}
     try:
         _run([f"--git-dir={mirror}", "read-tree", treeish], where=top, extra_env=env)
+        _opaque_gitlinks(mirror, top, env)
         # Exit 1 means "some files differ from the index", which is what we came to find out.
         _run(
-            [f"--git-dir={mirror}", f"--work-tree={top}", "update-index", "-q", "--refresh"],
+            [
+                f"--git-dir={mirror}",
+                f"--work-tree={top}",
+                "update-index",
+                "-q",
+                "--ignore-submodules",
+                "--refresh",
+            ],
             where=top,
             extra_env=env,
             ok_codes=(0, 1),

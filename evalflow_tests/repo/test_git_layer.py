@@ -18,7 +18,7 @@ from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapsh
 def _commit_all(repo: Path) -> None:
     """Commit like a user would (evalflow itself never writes to an evaluated repository)."""
     for args in (["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, timeout=30)
 
 
 def test_builder_gives_fixed_shas(make_repo) -> None:

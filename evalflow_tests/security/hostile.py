@@ -15,7 +15,10 @@ from __future__ import annotations
 import shlex
 import stat
 import subprocess
+from contextlib import suppress
 from pathlib import Path
+
+from evalflow.repo.git import run_bounded
 
 # Committed in the tree: every path goes through filter "x" and every .py diffs through "x".
 HOSTILE_ATTRIBUTES = "* filter=x\n*.py diff=x\n"
@@ -57,13 +60,38 @@ HOOKS = (
 )
 
 
+_NAIVE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t.invalid",
+}
+# A hostile filter-process never answers, so git waits on it forever: every git child a test
+# starts is bounded, and its whole process group killed, so a hang fails in seconds.
+NAIVE_TIMEOUT_S = 10
+
+
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        env={"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"},
+    done = run_bounded(
+        ["git", "-C", str(repo), *args], env=_NAIVE_ENV, cwd=repo, timeout_s=NAIVE_TIMEOUT_S
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"git {args[0]} failed: {done.stderr.decode(errors='replace')}")
+
+
+def naive_git(repo: Path, *args: str) -> None:
+    """Run git inside `repo` as a user would (its config honoured); a hang is cut short.
+
+    The control of an attack: the markers it leaves prove the attack is live outside evalflow.
+    """
+    # The filter-process attack blocks git; its marker is already written when it times out.
+    with suppress(subprocess.TimeoutExpired):
+        run_bounded(
+            ["git", "-C", str(repo), *args], env=_NAIVE_ENV, cwd=repo, timeout_s=NAIVE_TIMEOUT_S
+        )
 
 
 def marker_script(path: Path, markers: Path, name: str) -> Path:
@@ -173,3 +201,41 @@ def environ_gate() -> str:
     return (
         "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done 2>/dev/null; exit 0"
     )
+
+
+# --- another repository inside the evaluated one ------------------------------------------
+
+
+def submodule_repo(root: Path, markers: Path, *, embedded: bool) -> Path:
+    """A repository (tags base, head) whose head adds a populated submodule ``sub``.
+
+    The submodule's own config defines ``filter.x.clean`` (a marker) and its committed
+    ``.gitattributes`` routes every file through it; a file is left stat-dirty, so any git that
+    checks the submodule for changes runs the filter. `embedded`: ``sub/.git`` is a directory
+    (a clone in place); otherwise a gitfile into ``.git/modules/sub`` (``git submodule add``).
+    """
+    source = root / "sub-src"
+    source.mkdir(parents=True)
+    _git(source, "init", "-q")
+    (source / "f.txt").write_text("one\n")
+    (source / ".gitattributes").write_text("* filter=x\n")
+    _git(source, "add", ".")
+    _git(source, "commit", "-qm", "sub")
+    repo = root / "super"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "app.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "tag", "base")
+    if embedded:
+        _git(repo, "clone", "-q", str(source), "sub")
+        _git(repo, "add", "sub")
+    else:
+        _git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+    _git(repo, "commit", "-qm", "head")
+    _git(repo, "tag", "head")
+    script = marker_script(root / "evil" / "sub-filter.sh", markers, "submodule-filter")
+    _git(repo / "sub", "config", "filter.x.clean", str(script))
+    (repo / "sub" / "f.txt").write_text("two\n")  # dirty, so a status must clean it
+    return repo

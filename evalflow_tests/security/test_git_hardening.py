@@ -25,7 +25,13 @@ from evalflow.repo.git import clone_for_gate, git_env, resolve_commit, scrubbed_
 from evalflow.repo.guard import capture_state, verify_unchanged
 from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
 from evalflow_tests.mini_benchmark import make_mini
-from evalflow_tests.security.hostile import HOSTILE_ATTRIBUTES, arm_all, fired
+from evalflow_tests.security.hostile import (
+    HOSTILE_ATTRIBUTES,
+    arm_all,
+    fired,
+    naive_git,
+    submodule_repo,
+)
 
 SECRETS = {"ANTHROPIC_API_KEY": "sk-ant-hostile-0123456789", "MY_DB_PASSWD": "hunter2-passwd"}
 BASE = {"app/core.py": "def greet(name):\n    return name\n", "README.md": "start\n"}
@@ -62,8 +68,8 @@ def _contained(markers: Path) -> None:
 
 def test_the_attacks_are_live_when_git_runs_in_the_repository(twins) -> None:
     _, hostile, markers = twins
-    subprocess.run(["git", "-C", str(hostile), "status"], capture_output=True, check=False)
-    subprocess.run(["git", "-C", str(hostile), "diff", "base"], capture_output=True, check=False)
+    naive_git(hostile, "status")
+    naive_git(hostile, "diff", "base")
     ran = fired(markers)
     assert "fsmonitor" in ran or "included-fsmonitor" in ran
     assert "filter-clean" in ran or "filter-process" in ran
@@ -211,13 +217,13 @@ def test_git_children_get_only_allow_listed_variables(
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='/tmp/evil'")
     monkeypatch.setenv("GIT_DIR", "/somewhere/else")
     seen: list[dict[str, str]] = []
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(dict(kwargs["env"]))
-        return real_run(*args, **kwargs)
+        return real_popen(*args, **kwargs)
 
-    monkeypatch.setattr(git_layer.subprocess, "run", spy)
+    monkeypatch.setattr(git_layer.subprocess, "Popen", spy)
     _, hostile, markers = twins
     head = resolve_commit(hostile, "head")
     load_snapshot(hostile, head)
@@ -232,3 +238,43 @@ def test_git_children_get_only_allow_listed_variables(
         for value in (*SECRETS.values(), "pw-in-url"):
             assert all(value not in v for v in env.values())
     assert not {"ANTHROPIC_API_KEY", "MY_DB_PASSWD", "DATABASE_URL"} & set(scrubbed_env())
+
+
+@pytest.mark.parametrize("embedded", [False, True], ids=["gitfile", "embedded-git-dir"])
+def test_a_populated_submodule_is_opaque(tmp_path: Path, secrets, embedded: bool) -> None:
+    """A submodule's own config never runs: not in status, diffs, snapshots or the guard."""
+    markers = tmp_path / "markers"
+    repo = submodule_repo(tmp_path, markers, embedded=embedded)
+    naive_git(repo, "status")  # the control: plain git runs the submodule's filter
+    assert fired(markers) == ["submodule-filter"]
+    for marker in markers.iterdir():
+        marker.unlink()
+    base, head = resolve_commit(repo, "base"), resolve_commit(repo, "head")
+    assert "sub" not in load_snapshot(repo, head).files
+    assert "sub/f.txt" not in load_worktree_snapshot(repo, head).files
+    for upto in (head, WORKTREE):
+        paths = [f.path for f in diff_surface(repo, base, upto)]
+        assert paths == ([] if embedded else [".gitmodules"])
+        assert "Subproject commit" not in unified_diff(repo, base, upto)
+    before = capture_state(repo)
+    (repo / "sub" / "f.txt").write_text("three\n")  # inside the opaque entry: not looked at
+    assert verify_unchanged(repo, before) == before
+    _contained(markers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("head", ["head", "WORKTREE"])
+def test_score_of_a_repository_with_a_hostile_submodule_runs_nothing(
+    tmp_path: Path, warehouse_dir: Path, secrets, capsys: pytest.CaptureFixture[str], head: str
+) -> None:
+    bench = make_mini(tmp_path)
+    markers = tmp_path / "markers"
+    repo = submodule_repo(tmp_path / "attack", markers, embedded=False)
+    path = bench / "runs" / "sub.yaml"
+    manifest = {"benchmark": "mini", "framework": "sub", "run": "r1", "repo": str(repo)}
+    path.write_text(yaml.safe_dump({**manifest, "base": "base", "head": head}))
+    with pytest.raises(SystemExit) as done:
+        main(["score", str(path), "--json"])
+    _, err = capsys.readouterr()
+    assert done.value.code in (0, None), err
+    _contained(markers)
