@@ -118,9 +118,31 @@ def _digest(material: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+# Manifest keys the fingerprint takes from elsewhere: the run_key's parts (the partition),
+# where the code is (the resolved commits pin its content) and the baseline file (its hash).
+# Every other key — gates, setup, gate_env, gate_limits, author_model, framework_cost_usd,
+# judge, spec_dir, skills_dir and any key added later — enters as the manifest states it.
+_LOCATION_KEYS = frozenset(
+    {"benchmark", "framework", "run", "repo", "source", "base", "head", "baseline"}
+)
+
+
+def manifest_settings(prepared: PreparedRun) -> dict[str, Any]:
+    """The manifest's result-changing keys, the gate keys merged over the benchmark's
+    `_benchmark.yaml` defaults (what the gates really use). A key left at its default is
+    omitted, so a key added to the manifest model leaves existing fingerprints unchanged."""
+    manifest = prepared.manifest
+    gate_keys = set(type(manifest.gate_settings).model_fields)
+    fields = manifest.model_dump(
+        mode="json", exclude_defaults=True, exclude=_LOCATION_KEYS | gate_keys
+    )
+    gate_settings = manifest.gate_settings.over(prepared.benchmark.gate_defaults)
+    return {**fields, **gate_settings.model_dump(mode="json", exclude_defaults=True)}
+
+
 def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
-    """sha256 over everything that can change a Final (DESIGN.md "Reproducibility"): the
-    run's inputs, the judge's settings and evalflow's version."""
+    """sha256 over everything that can change a result (DESIGN.md "Reproducibility"): the
+    run's inputs, the manifest's settings, the judge's settings and evalflow's version."""
     inputs = _inputs(
         prepared.benchmark,
         prepared.manifest.framework,
@@ -128,7 +150,12 @@ def fingerprint(prepared: PreparedRun, judge: Judge) -> str:
         prepared.head_sha,
         prepared.worktree,
     )
-    return _digest({**inputs, "judge": judge.fingerprint_fields(), "evalflow": __version__})
+    material = {**inputs, "judge": judge.fingerprint_fields(), "evalflow": __version__}
+    settings = manifest_settings(prepared)
+    # Absent when every key is at its default: such a run keeps the fingerprint it had.
+    if settings:
+        material["manifest"] = settings
+    return _digest(material)
 
 
 def inputs_fingerprint(

@@ -75,3 +75,63 @@ def test_comparability_key_parts() -> None:
     # One labels file per run: the file name is not part of the judge's identity.
     labels_b = FakeJudge("labels:run-b", None, {"labels_sha256": "y"})
     assert comparability("b" * 64, labels)[1] == comparability("b" * 64, labels_b)[1]
+
+
+BASE_MANIFEST = {"benchmark": "b", "framework": "f", "run": "r1", "repo": "/r", "base": "a",
+                 "head": "b"}  # fmt: skip
+# One change per manifest key that changes a result (issue 27: a fixed gate reprinted the
+# stale failure because the fingerprint ignored it).
+CHANGES = {
+    "gates": {"unit": "pytest -q"},
+    "setup": "pip install -e .",
+    "gate_env": {"CI": "1"},
+    "gate_limits": {"timeout_s": 60},
+    "require_isolation": True,
+    "author_model": "claude-x",
+    "framework_cost_usd": 1.5,
+    "judge": "labels",
+    "spec_dir": "specs/001",
+    "skills_dir": ".claude/skills",
+}
+
+
+def _fingerprint(tmp_path, manifest: dict, defaults: dict | None = None) -> str:
+    from evalflow.domain.models import GateSettings, RunManifest
+    from evalflow.io.evaluation import PreparedRun, fingerprint
+    from evalflow.io.inputs import Benchmark
+
+    benchmark = Benchmark(
+        prd=None,  # type: ignore[arg-type]  # the fingerprint reads the PRD's text only
+        prd_text="# PRD",
+        baseline=None,  # type: ignore[arg-type]  # and the baseline's hash
+        baseline_sha256="0" * 64,
+        baseline_path=tmp_path / "_ac-baseline.yaml",
+        gate_defaults=GateSettings(**(defaults or {})),
+    )
+    prepared = PreparedRun(
+        RunManifest(**manifest), tmp_path / "m.yaml", benchmark, tmp_path, "a" * 40, "b" * 40,
+        False, (),
+    )  # fmt: skip
+    return fingerprint(prepared, HeuristicJudge())
+
+
+@pytest.mark.parametrize("key", sorted(CHANGES))
+def test_each_result_changing_manifest_key_changes_the_fingerprint(tmp_path, key) -> None:
+    before = _fingerprint(tmp_path, BASE_MANIFEST)
+    assert _fingerprint(tmp_path, {**BASE_MANIFEST, key: CHANGES[key]}) != before
+
+
+def test_a_key_at_its_default_and_the_location_leave_it_unchanged(tmp_path) -> None:
+    before = _fingerprint(tmp_path, BASE_MANIFEST)
+    assert _fingerprint(tmp_path, {**BASE_MANIFEST, "gate_env": {}, "judge": None}) == before
+    # The resolved commits pin the code; where the repository lives does not change it.
+    assert _fingerprint(tmp_path, {**BASE_MANIFEST, "repo": "/elsewhere"}) == before
+
+
+def test_the_benchmark_gate_defaults_enter_as_the_gates_use_them(tmp_path) -> None:
+    before = _fingerprint(tmp_path, BASE_MANIFEST)
+    assert _fingerprint(tmp_path, BASE_MANIFEST, {"setup": "npm ci"}) != before
+    # The same setup from the manifest or from the benchmark's defaults is the same run.
+    assert _fingerprint(tmp_path, {**BASE_MANIFEST, "setup": "npm ci"}) == _fingerprint(
+        tmp_path, BASE_MANIFEST, {"setup": "npm ci"}
+    )
