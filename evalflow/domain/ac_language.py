@@ -72,6 +72,12 @@ _PRODUCT_CHOICE = re.compile(
     re.IGNORECASE,
 )
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+# Said anywhere in the AC, the product's choice covers its "or" ("…; the product chooses the
+# channel (email by default)"); a bare "defaults to" only in the clause of the "or".
+_PRODUCT_SAYS = re.compile(
+    r"\bproduct\s+(?:chooses|decides|selects|picks)\b|\bconfigurable\b|\(\s*\w+\s+by\s+default\s*\)",
+    re.IGNORECASE,
+)
 # A verb that starts a second behaviour after "and" in a check proposition.
 BEHAVIOUR_VERBS = (
     "returns|responds|answers|emits|sends|persists|stores|saves|creates|rejects|shows|displays|"
@@ -208,6 +214,10 @@ def _starts_clause(right: str) -> str | None:
     if first and _PARTICIPLE.fullmatch(first.group(0)) and not _DETERMINER.match(masked):
         return "participle"
     verb = _FINITE.search(masked)
+    if verb and re.fullmatch(
+        r"(?:a|an|the|each|every|all|any|some|both)\s+", masked[: verb.start()], re.I
+    ):
+        verb = _FINITE.search(masked, verb.end())  # "a list of …": the noun after an article
     if verb and re.search(r"\band\b|,", masked[: verb.start()]):
         verb = None  # "X and Y to `/api/add` and shows …": the verb belongs to a later clause
     if verb and _DETERMINER.match(masked) and len(masked[: verb.start()].split()) <= 6:
@@ -264,7 +274,6 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 and shows
                 and shows.end() <= m.start()
                 and re.match(r"(?:a|an|one|two|three|four|five|six|\d+)\s", right, re.I)
-                and not _FINITE.search(right)
             ):
                 how = "object"
             lead = _FINITE.match(pm)  # an EARS part: the clause opens with its verb
@@ -509,6 +518,8 @@ def alternatives(clause: str) -> tuple[str, ...]:
         preps = list(_PREPOSITION.finditer(masked, 0, m.start()))
         if preps and len(masked[preps[-1].end() : m.start()].split()) <= 3:
             first = _strip(clause[preps[-1].end() : m.start()])  # "with Space or Enter"
+            if second.lower().startswith(preps[-1].group(0).lower()):
+                first = _strip(clause[preps[-1].start() : m.start()])  # "by email or by push"
             modal = list(_MODAL.finditer(masked, 0, preps[-1].start()))
             rest = second.split()
             if modal and len(rest) >= 3 and rest[1].lower() == preps[-1].group(1).lower():
@@ -543,8 +554,21 @@ def precondition_alternatives(given: str) -> tuple[str, ...]:
     return ()
 
 
+# A story file's AC title before its items ("Draft Deletion: Users can …"): not a behaviour.
+_LABEL = re.compile(r"^([A-Z][\w /&'-]{0,60}):\s+(?=\S)")
+
+
+def _title_case(words: str) -> bool:
+    """A heading's words ("Multi-Line Item Support"), not a sentence's."""
+    significant = [w for w in re.findall(r"[A-Za-z][\w'-]*", words) if len(w) > 3]
+    return bool(significant) and all(w[0].isupper() for w in significant)
+
+
 def read(text: str) -> Reading:
     given, when, then, later = _steps(text)
+    label = _LABEL.match(then)
+    if label and _title_case(label.group(1)) and not given and not when:
+        then = then[label.end() :]
     clauses = split_clauses(then) + tuple(
         f"{clause} (when {step_when})"
         for step_when, step in later
@@ -557,9 +581,11 @@ def read(text: str) -> Reading:
         if fields:
             break
     alts: tuple[str, ...] = ()
+    chosen = ""  # the clause holding the "or": "by default" elsewhere is no product choice
     for clause in clauses:
         alts = alternatives(clause)
         if alts:
+            chosen = clause
             break
     level = test_level(text)
     return Reading(
@@ -570,7 +596,8 @@ def read(text: str) -> Reading:
         artefact=artefact,
         alternatives=alts or precondition_alternatives(given),
         given_alternatives=not alts and bool(precondition_alternatives(given)),
-        product_choice=bool(alts) and bool(_PRODUCT_CHOICE.search(text)),
+        product_choice=bool(alts)
+        and bool(_PRODUCT_CHOICE.search(chosen) or _PRODUCT_SAYS.search(text)),
         ingress=bool(_INGRESS.search(text)) and bool(_OUTCOME.search(text) or fields),
         outcome=bool(_OUTCOME.search(then)),  # a scenario's title ("Persist …:") is no outcome
         level=level,

@@ -82,7 +82,9 @@ class Doc:
                     open_item = True
                 elif open_item:
                     last = out[-1]
-                    glue = " " if last.text.rstrip().endswith((":", ";", ",")) else "; "
+                    # A bold label ("**Draft Deletion:**") ends in ":" once its markup is off.
+                    plain = last.text.rstrip().rstrip("*_").rstrip()
+                    glue = " " if plain.endswith((":", ";", ",")) else "; "
                     out[-1] = Item(
                         last.line,
                         last.number,

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from evalflow.domain.baseline_draft import decomposition, draft_ac
 from evalflow.domain.models import AcceptanceCriterion
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "ac_corpus.yaml").read_text())
-# The share of the corpus drafted exactly when this floor was set; raise it with the drafter.
+# Read only to measure: three repositories the rules were not written against.
+HOLDOUT = yaml.safe_load((Path(__file__).parent / "ac_holdout.yaml").read_text())
+# The shares drafted exactly when these floors were set; raise them with the drafter.
 FLOOR = 0.96
+HOLDOUT_FLOOR = 0.83
 
 
 def test_the_corpus_is_real_and_large_enough() -> None:
@@ -23,13 +27,17 @@ def test_the_corpus_is_real_and_large_enough() -> None:
     assert len({e["src"].split()[0] for e in CORPUS}) >= 5  # spec-kit, Kiro, OpenSpec, BMAD
 
 
-def test_share_drafted_exactly_stays_at_its_level(capsys) -> None:
-    misses = [(e["text"], e["checks"], list(decomposition(e["text"]))) for e in CORPUS
+SETS = [("corpus", CORPUS, FLOOR), ("holdout", HOLDOUT, HOLDOUT_FLOOR)]
+
+
+@pytest.mark.parametrize(("name", "corpus", "floor"), SETS)
+def test_share_drafted_exactly_stays_at_its_level(name, corpus, floor, capsys) -> None:
+    misses = [(e["text"], e["checks"], list(decomposition(e["text"]))) for e in corpus
               if list(decomposition(e["text"])) != e["checks"]]  # fmt: skip
-    share = 1 - len(misses) / len(CORPUS)
+    share = 1 - len(misses) / len(corpus)
     with capsys.disabled():
-        print(f"\ndrafted exactly: {len(CORPUS) - len(misses)}/{len(CORPUS)} = {share:.3f}")
-    assert share >= FLOOR, "\n".join(f"{t}\n  want {w}\n  got  {g}" for t, w, g in misses)
+        print(f"\n{name} drafted exactly: {len(corpus) - len(misses)}/{len(corpus)} = {share:.3f}")
+    assert share >= floor, "\n".join(f"{t}\n  want {w}\n  got  {g}" for t, w, g in misses)
 
 
 def test_non_english_is_imported_verbatim_and_flagged() -> None:
