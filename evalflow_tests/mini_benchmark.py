@@ -1,4 +1,7 @@
-"""A tiny benchmark (two stories, two runs) for pipeline tests: fast and fully known."""
+"""A tiny benchmark (two stories, two runs) for pipeline tests: fast and fully known.
+
+Each AC fixes the names its probes pin (`bye`, "Hello, Ada"), so the heuristic judge's UNMETs
+for the partial run are proven absences (SPEC §5), not the silence of a fitted probe."""
 
 from __future__ import annotations
 
@@ -10,10 +13,10 @@ PRD = """\
 # PRD: Mini
 
 ## Story S1: Greeting (P0)
-- S1-AC1: The service greets by name.
+- S1-AC1: The service greets by name ("Hello, Ada" for Ada).
 
 ## Story S2: Farewell (P1)
-- S2-AC1: The service says goodbye.
+- S2-AC1: The service says goodbye (`bye`).
 """
 
 BASELINE = r"""
@@ -21,7 +24,7 @@ benchmark: mini
 prd: prd.md
 acs:
   - id: S1-AC1
-    text: The service greets by name.
+    text: 'The service greets by name ("Hello, Ada" for Ada).'
     checks:
       - id: S1-AC1-I1
         kind: I
@@ -31,9 +34,9 @@ acs:
         kind: T
         level: unit
         proposition: a test asserts the greeting
-        probes: [{kind: test-assert, pattern: 'assert greet\(', path_globs: ["tests/**"]}]
+        probes: [{kind: test-assert, pattern: 'assert .*"Hello, Ada"', path_globs: ["tests/**"]}]
   - id: S2-AC1
-    text: The service says goodbye.
+    text: "The service says goodbye (`bye`)."
     checks:
       - id: S2-AC1-I1
         kind: I

@@ -19,6 +19,7 @@ import click
 
 from evalflow.cli.output import emit_json
 from evalflow.domain.baseline import render_baseline_markdown
+from evalflow.domain.models import CheckedRuns
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, lock_path, read_text
 
@@ -277,13 +278,34 @@ def _snapshot(repo: Path, head: str):
 @click.option("--repo", type=click.Path(path_type=Path), default=None,
               help="Also check each probe against this repository (read through git).")  # fmt: skip
 @click.option("--head", default="HEAD", show_default=True, help="Commit of --repo to read.")
-def lint(baseline: Path, strict: bool, repo: Path | None, head: str) -> None:
+@click.option("--runs", "all_runs", is_flag=True,
+              help="Run every probe against every run of the benchmark (the manifests in the "
+                   "baseline's runs/ folder, plus --run) and warn about probes that would "
+                   "judge them unalike.")  # fmt: skip
+@click.option("--run", "extra_runs", multiple=True, type=click.Path(path_type=Path),
+              help="--runs: a further run manifest of this benchmark (repeat).")  # fmt: skip
+@click.option("--record", is_flag=True,
+              help="--runs: write which runs were checked and where each probe matched "
+                   "into the baseline (checked_against), before it is frozen.")  # fmt: skip
+@click.option("--warehouse", default=None,
+              help="--runs: where runs given as source trees are built (default: "
+                   "$EVALFLOW_WAREHOUSE or data/warehouse).")  # fmt: skip
+def lint(baseline: Path, strict: bool, repo: Path | None, head: str, all_runs: bool,
+         extra_runs: tuple[Path, ...], record: bool, warehouse: str | None) -> None:  # fmt: skip
     """Warn about violations of SPEC's decomposition rules (exit 0; --strict: 1 on warnings)."""
     # Here, like the drafting rules in `draft`: `baseline check` does not load them.
     from evalflow.domain.baseline_lint import lint_baseline, lint_probes
 
+    if (extra_runs or record) and not all_runs:
+        raise InputError("--run and --record go with --runs", where="baseline lint",
+                         fix="add --runs")  # fmt: skip
+    if record and lock_path(baseline).is_file():
+        raise InputError("the baseline is frozen; recording its runs would change its hash",
+                         where=str(baseline),
+                         fix="record before freezing (delete the lock only if no run was "
+                             "scored against it, then baseline freeze --force)")  # fmt: skip
     bench = load_benchmark(baseline)
-    warnings = lint_baseline(bench.baseline)
+    warnings = [w.line() for w in lint_baseline(bench.baseline)]
     if repo is not None:
         from evalflow.repo.git import require_repo, resolve_commit
         from evalflow.repo.scopes import is_code_file, is_doc_file
@@ -292,9 +314,48 @@ def lint(baseline: Path, strict: bool, repo: Path | None, head: str) -> None:
         top = require_repo(repo)
         snap = load_snapshot(top, resolve_commit(top, head))
         files = {p: f.text for p, f in snap.files.items()}
-        warnings += lint_probes(bench.baseline, files, is_code_file, is_doc_file)
+        warnings += [w.line() for w in lint_probes(bench.baseline, files, is_code_file,
+                                                   is_doc_file)]  # fmt: skip
+    if all_runs:
+        from evalflow.cli.probe import check_runs
+        from evalflow.domain.portability import portability_findings
+
+        checked = check_runs(bench, baseline, extra_runs, warehouse)
+        click.echo(f"checked {len(checked.record.runs)} run(s): "
+                   + ", ".join(r.run for r in checked.record.runs))  # fmt: skip
+        warnings += [
+            w.line()
+            for w in portability_findings(
+                bench.baseline, checked.record.matched, checked.layouts, bench.prd_text
+            )
+        ]
+        if record:
+            _write_record(baseline, checked.record)
+            click.echo(f"recorded checked_against in {baseline} (now freeze it)")
     for warning in warnings:
-        click.echo(f"warning: {warning.line()}")
+        click.echo(f"warning: {warning}")
     click.echo(f"{len(warnings)} warning(s)")
     if strict and warnings:
         raise SystemExit(1)
+
+
+_RECORD_MARK = "# checked_against: written by `evalflow baseline lint --runs --record`"
+
+
+def _write_record(path: Path, record: CheckedRuns) -> None:
+    """Replace the baseline's generated `checked_against` block (kept last in the file, after
+    a marker line, so the author's text and comments above it stay as written)."""
+    import yaml
+
+    text = read_text(path, "baseline")
+    head = text.split(_RECORD_MARK, 1)[0].rstrip("\n")
+    if "\nchecked_against:" in "\n" + head:
+        raise InputError("the baseline has a hand-written checked_against", where=str(path),
+                         fix="remove it; --record writes its own")  # fmt: skip
+    block = yaml.safe_dump(
+        {"checked_against": record.model_dump(mode="json")},
+        sort_keys=False,
+        default_flow_style=None,
+        width=10_000,
+    )
+    path.write_text(f"{head}\n\n{_RECORD_MARK}\n{block}")

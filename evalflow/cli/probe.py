@@ -10,15 +10,16 @@ The repository is untrusted: it is read through git objects only (`evalflow.repo
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from evalflow.cli.output import emit_json
+from evalflow.domain.models import CheckedRun, CheckedRuns
 from evalflow.errors import InputError
-from evalflow.io.inputs import load_benchmark
+from evalflow.io.inputs import Benchmark, load_benchmark
 
 if TYPE_CHECKING:
     from evalflow.judges.heuristic import ProbeMatch
@@ -46,6 +47,7 @@ def probe_group() -> None:
 def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
          as_json: bool) -> None:  # fmt: skip
     """Show what each probe of CHECK_ID matches in --repo and the heuristic verdict."""
+    from evalflow.domain.portability import portable_probes
     from evalflow.judges.base import JudgeRequest
     from evalflow.judges.heuristic import HeuristicJudge, explain_check
     from evalflow.repo.diff_surface import diff_surface
@@ -76,6 +78,7 @@ def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
         diff_paths=diff,
         anchors=bench.baseline.anchors,
         test_levels=bench.baseline.test_levels,
+        portable=portable_probes(bench.baseline.checked_against, "probe-test"),
     )
     result = explain_check(HeuristicJudge(), request, ac, check)
     if as_json:
@@ -129,6 +132,70 @@ def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
     if base_sha is None and check.kind == "T":
         click.echo("note: without --base no test is in the diff surface, so a T-check cannot "
                    "be MET (give --base to see the scoring verdict)")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunsChecked:
+    """Every probe run against every run of a benchmark (`check_runs`)."""
+
+    record: CheckedRuns
+    # run key → the paths its change touched (its own source layout)
+    layouts: dict[str, tuple[str, ...]]
+
+
+def benchmark_manifests(baseline: Path, extra: tuple[Path, ...]) -> list[Path]:
+    """The benchmark's run manifests: those in the baseline's `runs/` folder, plus `extra`."""
+    found = sorted((baseline.parent / "runs").glob("*.yaml")) + list(extra)
+    if not found:
+        raise InputError("no run manifests to check", where=str(baseline.parent / "runs"),
+                         fix="put the runs' manifests there or pass --run MANIFEST")  # fmt: skip
+    return found
+
+
+def check_runs(
+    bench: Benchmark, baseline: Path, extra: tuple[Path, ...], warehouse: str | None
+) -> RunsChecked:
+    """Run every probe of the baseline against every run of its benchmark, with the judge's
+    own search: which runs were checked (key, framework, head) and, per probe, the runs in
+    which its pattern matches (`evalflow.judges.heuristic.matching_probes`)."""
+    from evalflow.io import settings
+    from evalflow.io.evaluation import open_snapshot, prepare_run
+    from evalflow.judges.base import JudgeRequest
+    from evalflow.judges.heuristic import HeuristicJudge, matching_probes
+
+    workdir = settings.warehouse(warehouse).workdir
+    runs: list[CheckedRun] = []
+    layouts: dict[str, tuple[str, ...]] = {}
+    matched: dict[str, list[list[str]]] = {
+        c.id: [[] for _ in c.probes] for _, c in bench.baseline.checks()
+    }
+    for path in benchmark_manifests(baseline, extra):
+        prepared = prepare_run(path, workdir)
+        if prepared.benchmark.baseline_sha256 != bench.baseline_sha256:
+            raise InputError("this run's manifest points at another baseline", where=str(path),
+                             fix="check only the runs of this baseline's benchmark")  # fmt: skip
+        request = JudgeRequest(
+            run_key=prepared.run_key,
+            run=1,
+            checks=tuple(bench.baseline.checks()),
+            snapshot=open_snapshot(prepared),
+            diff_paths=prepared.diff_paths,
+            test_levels=bench.baseline.test_levels,
+        )
+        for check_id, matches in matching_probes(HeuristicJudge(), request).items():
+            for n, ok in enumerate(matches):
+                if ok:
+                    matched[check_id][n].append(prepared.run_key)
+        runs.append(CheckedRun(run=prepared.run_key, framework=prepared.manifest.framework,
+                               head=prepared.head_sha))  # fmt: skip
+        layouts[prepared.run_key] = prepared.diff_paths
+    record = CheckedRuns(
+        runs=tuple(sorted(runs, key=lambda r: r.run)),
+        matched={
+            c: tuple(tuple(sorted(keys)) for keys in per) for c, per in matched.items() if per
+        },
+    )
+    return RunsChecked(record, layouts)
 
 
 def _line(match: ProbeMatch, tests: bool) -> str:

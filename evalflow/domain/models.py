@@ -373,6 +373,26 @@ class TestLevelPolicy(Frozen):
     js_test_globs: tuple[str, ...] | None = None
 
 
+class CheckedRun(Frozen):
+    """A run a baseline's probes were checked against (`baseline lint --runs --record`)."""
+
+    run: str = Field(description="run_key")
+    framework: str
+    head: str = Field(description="the head commit the probes were run on")
+
+
+class CheckedRuns(Frozen):
+    """Which runs the probes were checked against, and in which each probe's pattern matched:
+    the record that lets the heuristic judge trust a probe's silence as proof of absence
+    (`evalflow.domain.portability`)."""
+
+    runs: tuple[CheckedRun, ...]
+    matched: dict[str, tuple[tuple[str, ...], ...]] = Field(
+        default_factory=dict,
+        description="check id → per probe (in order), the run keys where it matched",
+    )
+
+
 class Baseline(Frozen):
     benchmark: str
     prd: str = Field(description="path of the PRD, relative to the baseline file")
@@ -409,6 +429,8 @@ class Baseline(Frozen):
             if needs:
                 raise ValueError(f"check {needs[0]} sends HTTP requests: the baseline needs serve")
         return self
+
+    checked_against: CheckedRuns | None = None
 
     def checks(self) -> list[tuple[BaselineAC, Check]]:
         return [(ac, check) for ac in self.acs for check in ac.checks]

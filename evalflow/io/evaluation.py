@@ -25,6 +25,7 @@ import pandas as pd
 from evalflow import __version__
 from evalflow.domain.acceptance import AcceptanceRun
 from evalflow.domain.models import PRD, Baseline, RunManifest, Verdict
+from evalflow.domain.portability import portable_probes
 from evalflow.errors import EvalflowError, InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.io.side_metrics import elicitation_files_digest
@@ -235,6 +236,7 @@ def score_run(
         test_levels=prepared.benchmark.baseline.test_levels,
         author_model=prepared.manifest.author_model,
         acceptance=acceptance,
+        portable=portable_probes(prepared.benchmark.baseline.checked_against, prepared.run_key),
     )
     verdicts = judge.score(request)
     expected = {check.id for _, check in request.checks}

@@ -30,6 +30,9 @@ class JudgeRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     # The baseline's `run` probes as executed in the sandbox (`acceptance_runs`), if any.
     acceptance: tuple[AcceptanceRun, ...] = ()
+    # (check id, probe number) of the probes the baseline's run record shows portable
+    # (`evalflow.domain.portability.portable_probes`): their silence may prove absence.
+    portable: frozenset[tuple[str, int]] = frozenset()
 
 
 class Judge(Protocol):

@@ -12,16 +12,22 @@ It proves a check only through the probes the frozen baseline gives it:
   undefined name, a message in an error path (raise/throw/log text), or an outcome value that
   is only declared (enum member, module constant), the check is UNSCORED with that reason —
   never MET (the rules: `RepoScopes.disqualifier`). An UNSCORED goes to a stronger judge; a
-  false MET is the worst error a judge can make. A probe with no match at all makes the check
-  UNMET, with the searches recorded — unless the change touched files of the probe's kind
-  but none under its path globs: the search then cannot show absence (the run put the
-  behaviour elsewhere; on a real repository a second agent's `backend/app/` against probes
-  written for `backend/src/` made 16 false UNMETs), so that check is UNSCORED. The same holds
-  for a T-check's probe with no matching test line.
+  false MET is the worst error a judge can make.
+- A probe with no match at all proves the behaviour missing only portably (SPEC §5: one
+  baseline, every implementation alike; `evalflow.domain.portability`): it spells out an
+  identifier the AC fixes that occurs in no file of its kind in the run, or the baseline
+  records it matching in runs of two other frameworks and its globs reach the files the
+  change touched. Then the check is UNMET (flag `absence-proven`), with every search
+  recorded; otherwise UNSCORED, "no portable proof of absence" (flag `no-portable-proof`):
+  the run may hold the behaviour in another idiom or layout (on a real repository a second
+  agent's `backend/app/` against probes written for `backend/src/` made 16 false UNMETs).
 - T-check: every `test-assert` probe must match an *assertion line* of a test case that
   asserts, at the required level (unit: any level, the minimum-level floor; e2e: an e2e test;
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
   counts, unless the proposition is itself an external call (a spy is the right proof).
+  A test-assert probe that matches test lines none of which qualify is no silence: the check is
+  UNMET from those lines — except "asserted only in unit tests" in a run of which the level
+  policy classifies no test as e2e (the policy's layout, not a gap): UNSCORED.
   When the only asserting tests lie in files the change did not touch, the answer is UNSCORED:
   a pre-existing test was written for other code and may assert a look-alike (on real repos
   this was the one false MET left: an older test of another unit).
@@ -45,6 +51,14 @@ from evalflow.domain.acceptance import with_runs
 from evalflow.domain.globs import any_glob
 from evalflow.domain.models import BaselineAC, Check, Evidence, Probe, Search, Verdict
 from evalflow.domain.patterns import compile_untrusted
+from evalflow.domain.portability import (
+    FLAG_NO_PORTABLE_PROOF,
+    FLAG_PROVEN_ABSENT,
+    NO_PORTABLE_PROOF,
+    absence_tokens,
+    fixed_identifiers,
+    pinned,
+)
 from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
 from evalflow.repo.snapshot import RepoSnapshot
@@ -56,7 +70,8 @@ from evalflow.repo.test_inventory import (
     is_test_file,
 )
 
-JUDGE_VERSION = "heuristic-5"
+JUDGE_VERSION = "heuristic-6"
+_LEVEL_FAILURE = "asserted only in unit tests; an e2e test is required"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
 _MAX_QUOTE = 200
@@ -102,13 +117,40 @@ class _Index:
         return frozenset(p for p in self.snapshot.files if is_test_file(p, self.conventions))
 
     @cached_property
-    def tests(self) -> TestIndex:
+    def _cases(self) -> list[TestCase]:
         files = [(p, self.snapshot.files[p].text) for p in sorted(self.test_paths)]
-        return TestIndex(build_inventory(files, self.conventions).cases)
+        return list(build_inventory(files, self.conventions).cases)
+
+    @cached_property
+    def tests(self) -> TestIndex:
+        return TestIndex(self._cases)
+
+    @cached_property
+    def has_e2e(self) -> bool:
+        """Whether the level policy classifies any test of the repository as e2e."""
+        return any(case.level == "e2e" for case in self._cases)
 
     @cached_property
     def scopes(self) -> RepoScopes:
         return RepoScopes({p: f.text for p, f in self.snapshot.files.items()})
+
+    @cached_property
+    def _kind_texts(self) -> dict[str, str]:
+        """Every file of each kind, lower case, one text per kind (absence searches)."""
+        texts: dict[str, list[str]] = {"test": [], "code": [], "docs": []}
+        for path in sorted(self.snapshot.files):
+            text = self.snapshot.files[path].text
+            if path in self.test_paths:
+                texts["test"].append(text.lower())
+            elif is_doc_file(path):
+                texts["docs"].append(text.lower())
+            elif is_code_file(path, text):
+                texts["code"].append(text.lower())
+        return {kind: "\n\0".join(parts) for kind, parts in texts.items()}
+
+    def occurrences(self, token: str, kind: str) -> int:
+        """How often `token` (lower case) occurs in the files of `kind`."""
+        return self._kind_texts[kind].count(token)
 
     def _kind_ok(self, path: str, *, tests: bool, files: str) -> bool:
         if tests:
@@ -225,27 +267,82 @@ class HeuristicJudge(OfflineJudge):
     def score(self, request: JudgeRequest) -> list[Verdict]:
         index = self._index_for(request)
         return [
-            with_runs(self._score_check(ac, check, index, request.run), check, request.acceptance)
+            with_runs(
+                self._score_check(ac, check, index, request.run, request.portable),
+                check,
+                request.acceptance,
+            )
             for ac, check in request.checks
         ]
 
-    def _score_check(self, ac: BaselineAC, check: Check, index: _Index, run: int) -> Verdict:
+    def _score_check(
+        self,
+        ac: BaselineAC,
+        check: Check,
+        index: _Index,
+        run: int,
+        portable: frozenset[tuple[str, int]] = frozenset(),
+    ) -> Verdict:
         if not check.probes:
             return self._without_probes(check, index, run)
         if check.kind == "I":
-            return self._impl(check, index, run)
-        return self._test(check, index, run)
+            return self._impl(ac, check, index, run, portable)
+        return self._test(ac, check, index, run, portable)
+
+    def _absence(
+        self,
+        ac: BaselineAC,
+        check: Check,
+        n: int,
+        index: _Index,
+        portable: frozenset[tuple[str, int]],
+        reached: bool,
+    ) -> tuple[str | None, list[Search]]:
+        """Why probe `n` of `check` finding nothing proves the behaviour absent in any
+        implementation (`evalflow.domain.portability`), or None; with the searches run.
+        A probe recorded portable proves it only where its globs `reached` the run's changed
+        files of its kind; an identifier the AC fixes is searched in every file of the kind."""
+        probe = check.probes[n - 1]
+        if (check.id, n) in portable and reached:
+            return f"probe {n} matched in runs of other frameworks (checked_against)", []
+        tests = probe.kind == "test-assert"
+        kind = "test" if tests else ("docs" if probe.files == "docs" else "code")
+        label = {"test": "test", "docs": "documentation", "code": "production code"}[kind]
+        searches: list[Search] = []
+        for name in pinned(probe.pattern, fixed_identifiers(ac.text)):
+            absent = ""
+            for token in absence_tokens(name):
+                hits = index.occurrences(token, kind)
+                searches.append(
+                    Search(
+                        pattern=re.escape(token),
+                        scope=f"repository: every {label} file, any case ({name!r} is fixed "
+                        f"by {ac.id})",
+                        hits=hits,
+                    )
+                )
+                absent = absent or (token if hits == 0 else "")
+            if absent:
+                return f"{name!r}, fixed by {ac.id}, occurs in no {label} file", searches
+        return None, searches
 
     def _verdict(self, check: Check, run: int, status: str, **fields: Any) -> Verdict:
         return Verdict(check_id=check.id, run=run, status=status, judge_id=self.judge_id, **fields)  # type: ignore[arg-type]
 
-    def _impl(self, check: Check, index: _Index, run: int) -> Verdict:
+    def _impl(
+        self,
+        ac: BaselineAC,
+        check: Check,
+        index: _Index,
+        run: int,
+        portable: frozenset[tuple[str, int]],
+    ) -> Verdict:
         evidence: list[Evidence] = []
         searches: list[Search] = []
-        missing: list[Probe] = []
+        proven: list[str] = []
+        silent: list[str] = []
         unproven: list[str] = []
-        unreached: list[str] = []
-        for probe in check.probes:
+        for n, probe in enumerate(check.probes, start=1):
             found = index.search(probe.pattern, probe.path_globs, tests=False, probe=probe)
             searches += found.searches
             if found.hits:
@@ -255,33 +352,30 @@ class HeuristicJudge(OfflineJudge):
                     f"{hit.path}:{hit.line} {why}" for hit, why in found.rejected[:3]
                 )
                 unproven.append(f"{probe.pattern!r} matches only code that is no proof: {reasons}")
-            elif found.out_of_reach:
-                unreached.append(_unreached(probe.path_globs, "production code"))
             else:
-                missing.append(probe)
-        if missing:
+                proof, more = self._absence(ac, check, n, index, portable, not found.out_of_reach)
+                searches += more
+                if proof:
+                    proven.append(f"no production code matches {probe.pattern!r} and {proof}")
+                else:
+                    silent.append(_silent(probe, "production code", found.out_of_reach))
+        if proven:
             return self._verdict(
                 check,
                 run,
                 "UNMET",
                 searches=tuple(searches),
-                rationale=f"no production code matches {_patterns(missing)}",
+                rationale="; ".join(proven),
+                flags=(FLAG_PROVEN_ABSENT,),
             )
-        if unreached:
+        if silent or unproven:
             return self._verdict(
                 check,
                 run,
                 "UNSCORED",
                 searches=tuple(searches),
-                rationale="; ".join(dict.fromkeys(unreached)) + "; needs an LLM or human judge",
-            )
-        if unproven:
-            return self._verdict(
-                check,
-                run,
-                "UNSCORED",
-                searches=tuple(searches),
-                rationale="; ".join(unproven) + "; needs an LLM or human judge",
+                rationale="; ".join(silent + unproven) + "; needs an LLM or human judge",
+                flags=(FLAG_NO_PORTABLE_PROOF,) if silent else (),
             )
         return self._verdict(
             check,
@@ -292,36 +386,58 @@ class HeuristicJudge(OfflineJudge):
             rationale=f"every probe matched production code: {_refs(evidence)}",
         )
 
-    def _test(self, check: Check, index: _Index, run: int) -> Verdict:
+    def _test(
+        self,
+        ac: BaselineAC,
+        check: Check,
+        index: _Index,
+        run: int,
+        portable: frozenset[tuple[str, int]],
+    ) -> Verdict:
         searches: list[Search] = []
-        failures: list[str] = []
-        unreached: list[str] = []
+        proven: list[str] = []
+        silent: list[str] = []
         per_probe: list[list[tuple[TestCase, _Hit]]] = []
-        for probe in check.probes:
+        for n, probe in enumerate(check.probes, start=1):
             found = index.search(probe.pattern, probe.path_globs, tests=True)
             searches += found.searches
             candidates, why = self._asserting_tests(check, found.hits, index)
             if candidates:
                 per_probe.append(candidates)
-            elif not found.hits and found.out_of_reach:
-                unreached.append(_unreached(probe.path_globs, "test"))
+                continue
+            if found.hits and not (_LEVEL_FAILURE in why and not index.has_e2e):
+                # The probe found this run's own test lines: why they do not qualify is read
+                # from them, whatever idiom other runs use.
+                proven.append(f"{probe.pattern!r}: {why}")
+                continue
+            proof, more = self._absence(ac, check, n, index, portable, not found.out_of_reach)
+            searches += more
+            if proof:
+                proven.append(f"{probe.pattern!r}: {why}, and {proof}")
+            elif found.hits:
+                silent.append(
+                    f"{NO_PORTABLE_PROOF}: {probe.pattern!r}: {why}, but the benchmark's level "
+                    "policy classifies no test of this run as e2e (its test layout, not a gap)"
+                )
             else:
-                failures.append(f"{probe.pattern!r}: {why}")
-        if failures:
+                silent.append(_silent(probe, "test", found.out_of_reach))
+        if proven:
             return self._verdict(
                 check,
                 run,
                 "UNMET",
                 searches=tuple(searches),
-                rationale="; ".join(failures),
+                rationale="; ".join(proven),
+                flags=(FLAG_PROVEN_ABSENT,),
             )
-        if unreached:
+        if silent:
             return self._verdict(
                 check,
                 run,
                 "UNSCORED",
                 searches=tuple(searches),
-                rationale="; ".join(dict.fromkeys(unreached)) + "; needs an LLM or human judge",
+                rationale="; ".join(silent) + "; needs an LLM or human judge",
+                flags=(FLAG_NO_PORTABLE_PROOF,),
             )
         chosen = _choose(check, per_probe)
         untouched = sorted({hit.path for _, hit in chosen if not hit.in_diff})
@@ -378,7 +494,7 @@ class HeuristicJudge(OfflineJudge):
         elif check.level == "e2e":
             chosen = e2e
             if qualifying and not e2e:
-                reasons.add("asserted only in unit tests; an e2e test is required")
+                reasons.add(_LEVEL_FAILURE)
         else:
             others = [(c, h) for c, h in qualifying if e2e and c.test_id != e2e[0][0].test_id]
             chosen = [e2e[0], others[0]] if e2e and others else []
@@ -427,11 +543,20 @@ def _choose(
     return [candidates[0] for candidates in per_probe]
 
 
-def _unreached(globs: tuple[str, ...], kind: str) -> str:
-    return (
-        f"the change touched {kind} files, but none matching {', '.join(globs)}: a search "
-        "there cannot show the behaviour is missing (it may live in the files it changed)"
+def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
+    """Why a probe that matches nothing proves nothing here (SPEC §5: one baseline, every
+    implementation alike): it pins no identifier the AC fixes that the run lacks, and no run
+    record shows it finds the behaviour in other idioms."""
+    why = (
+        f"{NO_PORTABLE_PROOF}: no {kind} line matches {probe.pattern!r}, which pins no "
+        "identifier the AC fixes that is absent from the run and is not recorded portable"
     )
+    if out_of_reach:
+        why += (
+            f"; the change touched {kind} files, but none matching "
+            f"{', '.join(probe.path_globs)} (the behaviour may live in the files it changed)"
+        )
+    return why
 
 
 def _scope(probe: Probe | None) -> Scope | None:
@@ -499,7 +624,7 @@ def explain_check(
     it gives — computed by the judge's own search, scope and test-case code, so what an
     author sees while writing a probe is exactly what scoring will do."""
     index = judge._index_for(request)
-    verdict = judge._score_check(ac, check, index, request.run)
+    verdict = judge._score_check(ac, check, index, request.run, request.portable)
     explained: list[ProbeExplanation] = []
     for probe in check.probes:
         tests = probe.kind == "test-assert"
@@ -551,3 +676,22 @@ def _test_match(hit: _Hit, index: _Index, counts: bool) -> ProbeMatch:
         skipped=case.skipped,
         mock_only=case.mock_only,
     )
+
+
+def matching_probes(judge: HeuristicJudge, request: JudgeRequest) -> dict[str, tuple[bool, ...]]:
+    """Per check of `request`, per probe: whether its pattern matches lines of its kind in this
+    run (an impl probe: production code in its `within` scope, whether or not the code performs;
+    a test-assert probe: test lines). What `evalflow baseline lint --runs` records: a probe that
+    matches in several frameworks' runs finds the behaviour whatever the idiom."""
+    index = judge._index_for(request)
+    out: dict[str, tuple[bool, ...]] = {}
+    for _, check in request.checks:
+        matches: list[bool] = []
+        for probe in check.probes:
+            tests = probe.kind == "test-assert"
+            found = index.search(
+                probe.pattern, probe.path_globs, tests=tests, probe=None if tests else probe
+            )
+            matches.append(bool(found.hits or found.rejected))
+        out[check.id] = tuple(matches)
+    return out

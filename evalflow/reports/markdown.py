@@ -22,6 +22,7 @@ from fractions import Fraction
 import pandas as pd
 
 from evalflow.domain.models import PRD, Baseline
+from evalflow.domain.portability import absence_line
 from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
 from evalflow.domain.rounding import format_half_up
 from evalflow.judges.panel import PANEL_PREFIX
@@ -301,6 +302,10 @@ def render_report(inp: ReportInput) -> str:
         )
     else:
         lines.append("Adjusted Final: not applied (no confirmed ✗ gate).")
+    flags = [f if isinstance(f, str) else "" for f in by_check["flags"]]
+    absence = absence_line(zip(by_check["majority"], flags, strict=True))
+    if absence:
+        lines.append(absence)
     lines += [
         "",
         "## Roll-up (computed by evalflow; full precision, rounded once at the end)",

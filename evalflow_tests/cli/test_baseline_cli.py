@@ -45,3 +45,34 @@ def test_demo_baseline_is_frozen_and_current(capsys) -> None:
 
     code, _, err = run_cli(capsys, "baseline", "check", str(DEMO / "_ac-baseline.yaml"))
     assert code == 0, err
+
+
+def test_lint_runs_checks_every_probe_in_every_run_and_records_them(
+    mini: Path, capsys, tmp_path: Path
+) -> None:
+    baseline = str(mini / "_ac-baseline.yaml")
+    warehouse = str(tmp_path / "wh")
+    code, out, _ = run_cli(capsys, "baseline", "lint", baseline, "--runs", "--record",
+                           "--warehouse", warehouse)  # fmt: skip
+    assert code == 0
+    assert "checked 2 run(s): mini.good.r1, mini.partial.r1" in out
+    # The partial run lacks the farewell: those probes match in one run only (fitted to it).
+    assert "warning: S2-AC1-I1 probe 1: matches only in mini.good.r1 of 2 runs" in out
+    assert "S1-AC1-I1 probe 1: matches only" not in out
+    from evalflow.io.inputs import load_benchmark
+
+    record = load_benchmark(mini / "_ac-baseline.yaml").baseline.checked_against
+    assert record is not None
+    assert [(r.run, r.framework) for r in record.runs] == [
+        ("mini.good.r1", "good"),
+        ("mini.partial.r1", "partial"),
+    ]
+    assert record.matched["S1-AC1-I1"] == (("mini.good.r1", "mini.partial.r1"),)
+    assert record.matched["S2-AC1-I1"] == (("mini.good.r1",),)
+    # Recording again replaces the block; a frozen baseline is never rewritten.
+    run_cli(capsys, "baseline", "lint", baseline, "--runs", "--record", "--warehouse", warehouse)
+    assert (mini / "_ac-baseline.yaml").read_text().count("\nchecked_against:") == 1
+    run_cli(capsys, "baseline", "freeze", baseline)
+    code, _, err = run_cli(capsys, "baseline", "lint", baseline, "--runs", "--record",
+                           "--warehouse", warehouse)  # fmt: skip
+    assert code == 2 and "the baseline is frozen" in err

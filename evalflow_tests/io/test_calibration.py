@@ -30,11 +30,27 @@ from evalflow.judges.heuristic import HeuristicJudge
 CASES = ["billing/agent-r1", "invites/agent-r1", "reminders/agent-r1", "signup/agent-r1"]
 # SU1-AC4-I1 (a commented-out 429) is no longer one: comment lines never count as evidence.
 # The checks the heuristic judge leaves UNSCORED: the matches are dead code or a stub.
+# Since heuristic-6 a probe that matches nothing proves absence only portably (an identifier
+# the AC fixes is missing, or the probe is recorded matching in other frameworks' runs); the
+# set's one-run families have no such record, so their silent probes are UNSCORED.
 HEURISTIC_UNSCORED = [
     ("billing/agent-r1", "BI1-AC3-I2", "clear", "MET"),
+    ("invites/agent-r1", "IN1-AC2-I3", "planted", "UNMET"),
     ("invites/agent-r1", "IN1-AC3-I1", "planted", "UNMET"),
+    ("invites/agent-r1", "IN1-AC3-T1", "clear", "UNMET"),
     ("invites/agent-r1", "IN1-AC4-I1", "planted", "UNMET"),
+    ("invites/agent-r1", "IN1-AC4-T1", "clear", "UNMET"),
+    ("invites/agent-r1", "IN2-AC1-T1", "clear", "UNMET"),
+    ("reminders/agent-r1", "RE1-AC1-I3", "planted", "UNMET"),
+    ("reminders/agent-r1", "RE2-AC1-I2", "clear", "UNMET"),
+    ("reminders/agent-r1", "RE2-AC1-T1", "clear", "UNMET"),
     ("signup/agent-r1", "SU1-AC3-I1", "planted", "UNMET"),
+    ("signup/agent-r1", "SU1-AC3-T1", "clear", "UNMET"),
+    ("signup/agent-r1", "SU1-AC4-I1", "planted", "UNMET"),
+    ("signup/agent-r1", "SU2-AC1-I3", "planted", "UNMET"),
+    ("signup/agent-r1", "SU2-AC1-T2", "clear", "UNMET"),
+    ("signup/agent-r1", "SU3-AC1-I1", "clear", "UNMET"),
+    ("signup/agent-r1", "SU3-AC1-T1", "clear", "UNMET"),
 ]
 
 
@@ -129,10 +145,10 @@ def test_the_set_has_four_repos_and_at_least_twenty_checks(warehouse: Path) -> N
 def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> None:
     summary = heuristic.summary
     assert summary.judge_id == "heuristic"
-    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (4, 50, 46)
-    assert summary.agreement == pytest.approx(46 / 50)
-    assert summary.n_unscored == 4
-    assert not summary.disagreement_flag  # 4/50 = 8 %
+    assert (summary.n_cases, summary.n_checks, summary.n_agree) == (4, 50, 33)
+    assert summary.agreement == pytest.approx(33 / 50)
+    assert summary.n_unscored == 17
+    assert summary.disagreement_flag  # 17/50 = 34 %, all of it UNSCORED
     assert (summary.n_gold_met, summary.n_gold_met_judged_met) == (25, 24)
     assert summary.met_recall == pytest.approx(24 / 25)
     assert (summary.n_planted, summary.n_planted_judged_met) == (12, 0)
@@ -146,12 +162,12 @@ def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> Non
         k.kind: (k.n_checks, k.n_agree, k.n_false_met, k.n_gold_unmet) for k in summary.per_kind
     }
     assert per_kind == {
-        "clear": (34, 33, 0, 12),
-        "planted": (12, 9, 0, 12),
+        "clear": (34, 24, 0, 12),
+        "planted": (12, 5, 0, 12),
         "borderline": (4, 4, 0, 1),
     }
-    assert summary.status == "pass"
-    assert summary.fail_reasons == []
+    assert summary.status == "fail"
+    assert [r.split(":")[0] for r in summary.fail_reasons] == ["disagreement 17/50 > 20 %"]
 
 
 def test_heuristic_rows_frame(heuristic: CalibrationResult, warehouse: Path) -> None:
@@ -214,7 +230,7 @@ def test_calibrate_appends_the_ledger_entry(warehouse: Path, tmp_path: Path) -> 
     assert result.summary.status == "pass"
     _, skipped, none = calibrate(HeuristicJudge(), warehouse=warehouse, ledger=False)
     assert none is None
-    assert skipped.status == "pass"
+    assert skipped.status == "fail"  # the heuristic leaves 17/50 UNSCORED (see above)
     assert len(read_entries(ledger)) == 1
 
 

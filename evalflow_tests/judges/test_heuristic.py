@@ -55,17 +55,25 @@ def probe(kind: str, pattern: str, globs=("**",)) -> Probe:
     return Probe(kind=kind, pattern=pattern, path_globs=tuple(globs))
 
 
-def score(repo: Path, *checks: Check, run: int = 1) -> dict[str, Verdict]:
+def score(
+    repo: Path, *checks: Check, run: int = 1, ac_text: str = "x", portable: bool = True
+) -> dict[str, Verdict]:
+    """Verdicts for `checks`; `portable`: every probe is recorded as matching in other
+    frameworks' runs (so a probe that finds nothing may prove absence), as in a baseline
+    checked with `baseline lint --runs --record`."""
     head = resolve_commit(repo, "head")
     snap = load_snapshot(repo, head)
     diff = tuple(f.path for f in diff_surface(repo, resolve_commit(repo, "base"), head))
-    ac = BaselineAC(id="AC1", text="x", checks=checks)
+    ac = BaselineAC(id="AC1", text=ac_text, checks=checks)
     request = JudgeRequest(
         run_key="b.f.r",
         run=run,
         checks=tuple((ac, c) for c in checks),
         snapshot=snap,
         diff_paths=diff,
+        portable=frozenset(
+            (c.id, n) for c in checks for n in range(1, len(c.probes) + 1) if portable
+        ),
     )
     return {
         v.check_id: validate_verdict(v, snap, set(diff)) for v in HeuristicJudge().score(request)
@@ -514,3 +522,73 @@ def test_a_probe_scoped_away_from_the_changed_code_cannot_prove_absence(make_rep
     assert (
         score(away, impl(r"def save_message\(", path_globs=("backend/**",)))["I1"].status == "MET"
     )
+
+
+# -- UNMET only with a portable proof of absence (SPEC §5, issue 24 item 2) -----------------
+
+ROUTE_APP = """\
+from app.http import router
+
+
+@router.post("/add")
+def add(request):
+    return request.x + request.y
+"""
+
+
+def test_a_silent_probe_without_a_portable_proof_leaves_the_check_unscored(make_repo) -> None:
+    # The behaviour exists, written in another idiom than the probe's: silence proves nothing.
+    repo = make_repo({"README.md": "x\n"}, {"app/api.py": ROUTE_APP})
+    check = impl(r'@app\.route\(\s*"/api/add"')
+    v = score(repo, check, ac_text="When the user clicks Add, the sum is shown.", portable=False)
+    assert v["I1"].status == "UNSCORED"
+    assert "no portable proof of absence" in v["I1"].rationale
+    assert v["I1"].flags == ("no-portable-proof",)
+
+
+def test_an_identifier_the_ac_fixes_absent_from_the_run_proves_unmet(make_repo) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/api.py": ROUTE_APP})
+    check = impl(r'"Invalid input"')
+    v = score(repo, check, ac_text='Objects are rejected with "Invalid input".', portable=False)
+    assert v["I1"].status == "UNMET" and v["I1"].flags == ("absence-proven",)
+    assert "'Invalid input', fixed by AC1, occurs in no production code file" in v["I1"].rationale
+    absence = [s for s in v["I1"].searches if s.scope.startswith("repository: every")]
+    assert [(s.pattern, s.hits) for s in absence] == [(r"invalid\ input", 0)]
+
+
+def test_a_route_the_ac_fixes_counts_as_present_when_its_segments_are(make_repo) -> None:
+    # The route is registered as "/add" under a router prefix: every fixed segment occurs, so
+    # the probe's own idiom finding nothing is no proof.
+    prefixed = make_repo(
+        {"README.md": "x\n"}, {"app/api.py": ROUTE_APP, "app/main.py": 'PREFIX = "/api"\n'}
+    )
+    check = impl(r'@app\.route\(\s*"/api/add"')
+    text = "`POST /api/add` answers the sum."
+    assert score(prefixed, check, ac_text=text, portable=False)["I1"].status == "UNSCORED"
+    bare = make_repo({"README.md": "x\n"}, {"app/api.py": "def health():\n    return 1\n"})
+    v = score(bare, check, ac_text=text, portable=False)["I1"]
+    assert v.status == "UNMET" and "'/api/add', fixed by AC1" in v.rationale
+
+
+def test_a_level_verdict_needs_a_run_whose_tests_the_level_policy_can_tell_apart(
+    make_repo,
+) -> None:
+    # Every test of this run is "unit" by the benchmark's layout-based policy, so "asserted
+    # only in unit tests" describes the policy, not the run (a real second agent's layout).
+    unit_only = make_repo(
+        {"README.md": "x\n"},
+        {"app/trials.py": APP, "tests/test_api.py": E2E.replace("import sqlite3\n", "")},
+    )
+    check = Check(
+        id="T1",
+        kind="T",
+        level="e2e",
+        proposition="an e2e test asserts the 201",
+        probes=(probe("test-assert", r"assert resp\.status == 201"),),
+    )
+    v = score(unit_only, check, portable=False)["T1"]
+    assert v.status == "UNSCORED" and "classifies no test of this run as e2e" in v.rationale
+    # Where the policy does see e2e tests, the unit-only assertion is a real gap.
+    both = fixture(make_repo)
+    unit_check = check.model_copy(update={"probes": (probe("test-assert", r"assert ends == NOW"),)})
+    assert score(both, unit_check, portable=False)["T1"].status == "UNMET"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,12 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_only_undecided_checks_reach_claude(tmp_path: Path) -> None:
     with FakeAnthropic(grep_then_submit) as fake:
         judge = HybridJudge(claude_judge(fake, tmp_path))
-        verdicts = judge.score(demo_request(checks=(PROBED, PROBED_MISSING, UNPROBED)))
+        # PROBED_MISSING's probe is recorded portable, so its silence is a proven UNMET.
+        request = replace(
+            demo_request(checks=(PROBED, PROBED_MISSING, UNPROBED)),
+            portable=frozenset({("S1-AC1-I2", 1)}),
+        )
+        verdicts = judge.score(request)
     assert [v.check_id for v in verdicts] == ["S1-AC1-I1", "S1-AC1-I2", "S2-AC1-I1"]
     assert [(v.status, v.judge_id) for v in verdicts] == [
         ("MET", "heuristic"),
@@ -61,3 +67,10 @@ def test_all_probed_means_no_api_call(tmp_path: Path) -> None:
         judge = HybridJudge(claude_judge(fake, tmp_path))
         verdicts = judge.score(demo_request(checks=(PROBED,)))
     assert verdicts[0].status == "MET" and fake.requests == []
+
+
+def test_a_silence_without_portable_proof_goes_to_claude(tmp_path: Path) -> None:
+    with FakeAnthropic(grep_then_submit) as fake:
+        judge = HybridJudge(claude_judge(fake, tmp_path))
+        verdicts = judge.score(demo_request(checks=(PROBED, PROBED_MISSING)))
+    assert [v.judge_id for v in verdicts] == ["heuristic", "anthropic:claude-sonnet-5-5"]
