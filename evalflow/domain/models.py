@@ -78,14 +78,17 @@ class ProbeScope(Frozen):
     payload-field rule. `handler_of`: inside a function a matching call registers (decorator,
     callback argument, or named in its arguments): SPEC's wiring rule. Decided with
     tree-sitter by `evalflow.repo.scopes` (Python, JavaScript, TypeScript).
+    `test` (the one key of a `test-assert` probe): the assertion lies in a test case whose
+    name (the test function or `it`/`test` title) matches.
     """
 
     function: str | None = None
     call: str | None = None
     payload_of: str | None = None
     handler_of: str | None = None
+    test: str | None = None
 
-    @field_validator("function", "call", "payload_of", "handler_of")
+    @field_validator("function", "call", "payload_of", "handler_of", "test")
     @classmethod
     def _name_pattern(cls, value: str | None) -> str | None:
         if value is not None:
@@ -97,8 +100,11 @@ class ProbeScope(Frozen):
 
     @model_validator(mode="after")
     def _not_empty(self) -> ProbeScope:
-        if not any((self.function, self.call, self.payload_of, self.handler_of)):
-            raise ValueError("within needs one of function, call, payload_of, handler_of")
+        code = (self.function, self.call, self.payload_of, self.handler_of)
+        if not any(code) and self.test is None:
+            raise ValueError("within needs one of function, call, payload_of, handler_of, test")
+        if any(code) and self.test is not None:
+            raise ValueError("within: test pins a test-assert probe; it takes no other key")
         return self
 
 
@@ -122,8 +128,14 @@ class Probe(Frozen):
 
     @model_validator(mode="after")
     def _impl_only(self) -> Probe:
-        if self.kind != "impl" and (self.files != "code" or self.within is not None):
-            raise ValueError("files/within apply to impl probes only")
+        if self.kind != "impl" and self.files != "code":
+            raise ValueError("files applies to impl probes only")
+        tested = self.within is not None and self.within.test is not None
+        if self.within is not None and tested != (self.kind == "test-assert"):
+            raise ValueError(
+                "within: test applies to test-assert probes; function, call, payload_of and "
+                "handler_of to impl probes"
+            )
         if self.files == "docs" and self.within is not None:
             raise ValueError("within needs code; a files: docs probe cannot have one")
         return self

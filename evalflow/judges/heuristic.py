@@ -401,7 +401,7 @@ class HeuristicJudge(OfflineJudge):
         for n, probe in enumerate(check.probes, start=1):
             found = index.search(probe.pattern, probe.path_globs, tests=True)
             searches += found.searches
-            candidates, why = self._asserting_tests(check, found.hits, index)
+            candidates, why = self._asserting_tests(check, found.hits, index, probe)
             if candidates:
                 per_probe.append(candidates)
                 continue
@@ -440,6 +440,22 @@ class HeuristicJudge(OfflineJudge):
                 flags=(FLAG_NO_PORTABLE_PROOF,),
             )
         chosen = _choose(check, per_probe)
+        if not chosen:
+            return self._verdict(
+                check,
+                run,
+                "UNMET",
+                searches=tuple(searches),
+                rationale=(
+                    "every probe matches asserting tests, but no single test case asserts all "
+                    + (
+                        "(level 'both': an e2e case and a second case)"
+                        if check.level == "both"
+                        else "its patterns"
+                    )
+                    + ": a check is one proposition, proved within one test"
+                ),
+            )
         untouched = sorted({hit.path for _, hit in chosen if not hit.in_diff})
         if untouched:
             # A test in a file this change did not touch was written for other code: it may
@@ -466,20 +482,25 @@ class HeuristicJudge(OfflineJudge):
         )
 
     def _asserting_tests(
-        self, check: Check, hits: list[_Hit], index: _Index
+        self, check: Check, hits: list[_Hit], index: _Index, probe: Probe | None = None
     ) -> tuple[list[tuple[TestCase, _Hit]], str]:
-        """Assertion lines at the required level (in search order), or why there are none.
+        """Assertion lines at the required level (in search order), or why there are none;
+        in a test case whose name matches the probe's `within: {test: ...}` when it has one.
 
-        For level `both` the result is exactly two hits: an e2e test and a second test.
+        For level `both` every qualifying line is kept when there is an asserting e2e test
+        and a second asserting test (`_choose` picks the two cases).
         """
         if not hits:
             return [], "no test line matches"
+        named = probe.within.test if probe is not None and probe.within is not None else None
         qualifying: list[tuple[TestCase, _Hit]] = []
         reasons: set[str] = set()
         for hit in hits:
             case = index.tests.enclosing(hit.path, hit.line)
             if case is None:
                 reasons.add("matches outside any test case")
+            elif named is not None and not _whole_name(named, case.name):
+                reasons.add(f"only in test cases not named {named!r}")
             elif case.skipped:
                 reasons.add("only in skipped tests")
             elif not case.asserts or hit.line not in case.assert_lines:
@@ -496,8 +517,8 @@ class HeuristicJudge(OfflineJudge):
             if qualifying and not e2e:
                 reasons.add(_LEVEL_FAILURE)
         else:
-            others = [(c, h) for c, h in qualifying if e2e and c.test_id != e2e[0][0].test_id]
-            chosen = [e2e[0], others[0]] if e2e and others else []
+            distinct = {c.test_id for c, _ in qualifying}
+            chosen = qualifying if e2e and len(distinct) > 1 else []
             if qualifying and not chosen:
                 reasons.add("level 'both' needs an asserting e2e test and a second asserting test")
         if not chosen:
@@ -530,17 +551,27 @@ class HeuristicJudge(OfflineJudge):
 def _choose(
     check: Check, per_probe: list[list[tuple[TestCase, _Hit]]]
 ) -> list[tuple[TestCase, _Hit]]:
-    """The hits to cite: one test case that satisfies every probe when there is one (the
-    check is then proved by a single test), else the first qualifying hit of each probe."""
-    if check.level == "both":
-        return [pair for candidates in per_probe for pair in candidates]
+    """The hits to cite: every probe of a check must hold in one test case (a check is one
+    proposition; patterns asserted by unrelated tests do not prove it together). Level
+    `both` needs two such cases, one of them e2e. Empty when there is none."""
     shared = set.intersection(*({c.test_id for c, _ in candidates} for candidates in per_probe))
-    if shared:
-        test_id = next(c.test_id for c, _ in per_probe[0] if c.test_id in shared)
-        return [
-            next((c, h) for c, h in candidates if c.test_id == test_id) for candidates in per_probe
-        ]
-    return [candidates[0] for candidates in per_probe]
+    order = [c for c, _ in per_probe[0] if c.test_id in shared]
+    cases = list({c.test_id: c for c in order}.values())
+    if check.level == "both":
+        e2e = next((c for c in cases if c.level == "e2e"), None)
+        other = next((c for c in cases if e2e is not None and c.test_id != e2e.test_id), None)
+        picked = [e2e, other] if e2e is not None and other is not None else []
+    else:
+        picked = cases[:1]
+    return [
+        next((c, h) for c, h in candidates if c.test_id == case.test_id)
+        for case in picked
+        for candidates in per_probe
+    ]
+
+
+def _whole_name(pattern: str, name: str) -> bool:
+    return compile_untrusted(f"^(?:{pattern})$").search(name) is not None
 
 
 def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
@@ -560,9 +591,10 @@ def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
 
 
 def _scope(probe: Probe | None) -> Scope | None:
-    if probe is None or probe.within is None:
+    """The syntactic scope of an impl probe (`within: {test: ...}` is a test-assert's)."""
+    if probe is None or probe.within is None or probe.within.test is not None:
         return None
-    return Scope(**probe.within.model_dump())
+    return Scope(**probe.within.model_dump(exclude={"test"}))
 
 
 def _evidence(hit: _Hit) -> Evidence:
@@ -635,7 +667,7 @@ def explain_check(
         candidates = index._candidates(probe.path_globs, tests=tests, files=probe.files)
         raw = [hit for path in candidates for hit in index._matches(regex, path)]
         if tests:
-            chosen, _ = judge._asserting_tests(check, found.hits, index)
+            chosen, _ = judge._asserting_tests(check, found.hits, index, probe)
             cited = {(h.path, h.line) for _, h in chosen}
             matches = [_test_match(h, index, (h.path, h.line) in cited) for h in raw]
         else:

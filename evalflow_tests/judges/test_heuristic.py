@@ -464,7 +464,7 @@ def test_within_is_validated_and_runs_on_re2() -> None:
         Probe(kind="impl", pattern="x", within={"call": r"(a)\1"})
     with pytest.raises(ValidationError, match="within needs one of"):
         Probe(kind="impl", pattern="x", within={})
-    with pytest.raises(ValidationError, match="impl probes only"):
+    with pytest.raises(ValidationError, match="to impl probes"):
         Probe(kind="test-assert", pattern="x", within={"call": "emit"})
     with pytest.raises(ValidationError, match="files: docs"):
         Probe(kind="impl", pattern="x", files="docs", within={"call": "emit"})
@@ -592,3 +592,49 @@ def test_a_level_verdict_needs_a_run_whose_tests_the_level_policy_can_tell_apart
     both = fixture(make_repo)
     unit_check = check.model_copy(update={"probes": (probe("test-assert", r"assert ends == NOW"),)})
     assert score(both, unit_check, portable=False)["T1"].status == "UNMET"
+
+
+# -- T-checks: one test case proves one proposition (issue 24 item 5) -----------------------
+
+
+def _t_check(level: str, *probes: Probe) -> Check:
+    return Check(id="T1", kind="T", level=level, proposition="p", probes=probes)
+
+
+def test_all_patterns_of_a_t_check_must_hold_in_one_test_case(make_repo) -> None:
+    repo = fixture(make_repo)
+    apart = _t_check(
+        "unit",
+        probe("test-assert", r"assert ends == NOW"),  # test_end_date
+        probe("test-assert", r"assert resp\.status == 201"),  # test_signup_persists
+    )
+    v = score(repo, apart)["T1"]
+    assert v.status == "UNMET" and "no single test case asserts all" in v.rationale
+    together = _t_check(
+        "unit",
+        probe("test-assert", r"assert resp\.status == 201"),
+        probe("test-assert", r'assert db_row\(db\)\["ends_at"\]'),
+    )
+    v = score(repo, together)["T1"]
+    assert v.status == "MET"
+    assert [e.ref() for e in v.evidence] == ["tests/e2e/test_api.py:6", "tests/e2e/test_api.py:7"]
+
+
+def test_a_test_assert_probe_pinned_to_a_test_case_ignores_others(make_repo) -> None:
+    repo = fixture(make_repo)
+    pinned_probe = Probe(kind="test-assert", pattern=r"assert ", within={"test": "test_signup_.*"})
+    v = score(repo, _t_check("unit", pinned_probe))["T1"]
+    assert v.status == "MET" and v.evidence[0].path == "tests/e2e/test_api.py"
+    elsewhere = Probe(kind="test-assert", pattern=r"assert ends", within={"test": "test_signup_.*"})
+    v = score(repo, _t_check("unit", elsewhere))["T1"]
+    assert v.status == "UNMET" and "not named 'test_signup_.*'" in v.rationale
+
+
+def test_within_test_belongs_to_test_assert_probes_only() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="within: test applies to test-assert"):
+        Probe(kind="impl", pattern="x", within={"test": "t"})
+    with pytest.raises(ValidationError, match="within: test applies to test-assert"):
+        Probe(kind="test-assert", pattern="x", within={"function": "f"})
