@@ -220,6 +220,8 @@ def _starts_clause(right: str) -> str | None:
         verb = _FINITE.search(masked, verb.end())  # "a list of …": the noun after an article
     if verb and re.search(r"\band\b|,", masked[: verb.start()]):
         verb = None  # "X and Y to `/api/add` and shows …": the verb belongs to a later clause
+    if verb and not masked[verb.end() :].strip(" .,;"):
+        verb = None  # "… and the golfer list": a clause's last word is its noun, not its verb
     if verb and _DETERMINER.match(masked) and len(masked[: verb.start()].split()) <= 6:
         return "subject"  # a short subject: a verb within its first six words
     if verb and 1 <= len(masked[: verb.start()].split()) <= 2:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from evalflow.domain.ac_language import read
 from evalflow.domain.baseline_draft import DraftCheck
 from evalflow.domain.models import Probe
 
@@ -61,12 +62,19 @@ def pattern_for(identifier: str) -> str:
 
 
 def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
-    """The probes the AC's fixed identifiers give `check`: those its proposition names."""
+    """The probes the AC's fixed identifiers give `check`: those its behaviour names — not its
+    Given/When context (`/dev/login` in "When a developer opens `/dev/login`, the page shows
+    a card" is where the card is, not the card: matching it proves nothing of the check)."""
     if check.wiring:
         return ()
     kind = "impl" if check.kind == "I" else "test-assert"
+    behaviour = check.proposition
+    r = read(ac_text)
+    for part, words in (("given", r.given), ("when", r.when)):
+        if words and part in behaviour.lower():
+            behaviour = behaviour.replace(words, " ")
     return tuple(
         Probe(kind=kind, pattern=pattern_for(ident), proposed=True)
         for ident in fixed_identifiers(ac_text)
-        if ident in check.proposition
+        if ident in behaviour
     )

@@ -42,3 +42,15 @@ def test_candidates_are_the_identifiers_a_check_names() -> None:
     assert (probe.kind, probe.pattern, probe.proposed) == ("impl", "trial_started", True)
     assert [p.kind for p in candidates(t_check, ac)] == ["test-assert"]
     assert candidates(wiring, ac) == ()
+
+
+def test_an_identifier_of_the_context_is_no_candidate() -> None:
+    # Found on a real OpenSpec project: `/dev/login` matched for every check of its page.
+    ac = "WHEN a developer navigates to `/dev/login`; THEN the page shows a `GolferList`"
+    check = DraftCheck(
+        "A1-I1",
+        "I",
+        "When a developer navigates to `/dev/login`, the page shows a `GolferList`.",
+        "x",
+    )
+    assert [p.pattern for p in candidates(check, ac)] == ["GolferList"]
