@@ -2,7 +2,8 @@
 
 A PRD that names an identifier — a quoted string or code span (`trial_started`, "Invalid
 input"), a route (`POST /api/tasks`, `/api/tasks/:id`), a snake_case or camelCase name — fixes
-what every run must write, whatever else it chooses. Each such identifier a check's
+what every run must write, whatever else it chooses. A single plain word (`status`,
+"Private") is no identifier: every run writes it for many reasons. Each such identifier a check's
 proposition contains is a candidate probe for that check: `impl` for an I-check,
 `test-assert` for a T-check, the identifier matched literally (route parameters as any
 segment). Whether a candidate is proposed is decided against the runs
@@ -24,6 +25,9 @@ _PARAM = re.compile(r":\w+|\{\w+\}")
 _META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 # Not an identifier a run must write: a value, a placeholder, an example, a glob.
 _NOT_FIXED = re.compile(r"^[\d\s.,:;/%$+\-=<>]*$|[<>]|\.\.\.|\*")
+# One plain word ("status", `Expense`, "Private") names a concept every run writes many times:
+# matching it decides nothing (SPEC core rule 3), so it is never a candidate.
+_PLAIN_WORD = re.compile(r"^[A-Za-z]+$")
 
 
 def fixed_identifiers(text: str) -> tuple[str, ...]:
@@ -48,8 +52,12 @@ def fixed_identifiers(text: str) -> tuple[str, ...]:
         found.append((m.start(), m.group(0)))
     out: list[str] = []
     for _, ident in sorted(found):
-        if ident not in out and not (ident.startswith("/") and len(ident) < 3):
-            out.append(ident)
+        if ident in out or (ident.startswith("/") and len(ident) < 3):
+            continue
+        constant = ident.isupper() and len(ident) >= 6  # "UNAUTHORIZED", not "HTTP"
+        if _PLAIN_WORD.match(ident) and not re.search(r"[a-z][A-Z]", ident) and not constant:
+            continue
+        out.append(ident)
     return tuple(out)
 
 

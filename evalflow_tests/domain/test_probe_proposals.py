@@ -54,3 +54,11 @@ def test_an_identifier_of_the_context_is_no_candidate() -> None:
         "x",
     )
     assert [p.pattern for p in candidates(check, ac)] == ["GolferList"]
+
+
+def test_a_plain_word_is_no_identifier() -> None:
+    # Found on a real BMAD v6 project: `Expense`, "status", "Private" matched everywhere.
+    text = (
+        'The `Expense` schema has `status` and `userId`; the log records "Private" to "Org Shared"'
+    )
+    assert fixed_identifiers(text) == ("userId", "Org Shared")
