@@ -115,6 +115,22 @@ def gate_options(command):
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 
 
+def _unconfined(root: str) -> list[str]:
+    """`evalflow.repo.run_view.unconfined_neighbours` over every registered run."""
+    from evalflow.io.inputs import load_manifest
+    from evalflow.io.registry import manifest_for, registered_keys
+    from evalflow.repo.run_view import unconfined_neighbours
+
+    warehouse = settings.warehouse(root)
+    runs = []
+    for key in registered_keys(warehouse):
+        loaded = load_manifest(manifest_for(warehouse, key))
+        m = loaded.manifest
+        where = str(loaded.resolve(m.repo)) if m.repo is not None else f"source {m.source}"
+        runs.append((key, m.framework, where, m.base, m.head, m.root))
+    return unconfined_neighbours(runs)
+
+
 def _root(warehouse: str | None) -> str:
     return settings.warehouse(warehouse).root
 
@@ -314,6 +330,8 @@ def register(
 
     check_registrations(_root(warehouse), list(manifests), replace)
     keys = orchestrate.register(_root(warehouse), list(manifests))
+    for warning in _unconfined(_root(warehouse)):
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         emit_json(
             [{"run_key": k, "manifest": str(p)} for k, p in zip(keys, manifests, strict=True)]

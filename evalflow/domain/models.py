@@ -26,6 +26,16 @@ STATUSES: tuple[Status, ...] = ("MET", "UNMET", "UNSCORED")
 _KEY_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
+def _inside_repo(value: str, key: str) -> str:
+    """A relative path inside the repository, normalised (`a/b/` → `a/b`)."""
+    normal = posixpath.normpath(value.strip())
+    if value.startswith("/") or "\\" in value or normal in (".", "") or normal.startswith(".."):
+        raise ValueError(
+            f"{key} {value!r} must be a folder inside the repository: relative, without '..'"
+        )
+    return normal
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -443,6 +453,16 @@ class Baseline(Frozen):
         return self
 
     checked_against: CheckedRuns | None = None
+    # Frozen with the checks: what a confined run (`root:`) may cite changes its verdicts.
+    shared_paths: tuple[str, ...] = Field(
+        default=(),
+        description="paths every run sees beside its root: (e.g. the PRD/spec folder)",
+    )
+
+    @field_validator("shared_paths")
+    @classmethod
+    def _shared_inside(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_inside_repo(v, "shared_paths") for v in value)
 
     def checks(self) -> list[tuple[BaselineAC, Check]]:
         return [(ac, check) for ac in self.acs for check in ac.checks]
@@ -570,6 +590,11 @@ class RunManifest(Frozen):
     benchmark: str
     framework: str
     run: str
+    root: str | None = Field(
+        default=None,
+        description="the folder of the repository this run owns (one folder per framework): "
+        "diff surface, evidence and tests are read only there and in the shared_paths",
+    )
     baseline: str = Field(
         default="../_ac-baseline.yaml", description="the benchmark's frozen baseline file"
     )
@@ -596,6 +621,11 @@ class RunManifest(Frozen):
                 f"{value!r} may only hold letters, digits, '-' and '_' (it is part of a run_key)"
             )
         return value
+
+    @field_validator("root")
+    @classmethod
+    def _root_inside(cls, value: str | None) -> str | None:
+        return None if value is None else _inside_repo(value, "root")
 
     @model_validator(mode="after")
     def _one_location(self) -> RunManifest:

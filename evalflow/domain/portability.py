@@ -2,7 +2,7 @@
 
 A probe is a line pattern written against some implementation; that it matches nothing in
 another run proves nothing when the other run wrote the behaviour in another idiom (SPEC §5,
-"One baseline, every implementation alike"). This module owns the two grounds on which the
+"One baseline, every implementation alike"). This module owns the grounds on which the
 heuristic judge may still answer UNMET — every other probe that fails leaves its check
 UNSCORED, "no portable proof of absence":
 
@@ -13,7 +13,9 @@ UNSCORED, "no portable proof of absence":
    file of the probe's kind in the run (all production code, or all tests) finds it nowhere,
    no implementation idiom can hold the behaviour (`absence_tokens`: a route counts as absent
    when one of its fixed path segments is).
-2. **The probe is recorded portable.** `evalflow baseline lint --runs --record` runs every
+2. **The run has no file of the probe's kind at all** (no test file: no test can assert
+   anything; a run confined to its `root:` folder sees only its own files).
+3. **The probe is recorded portable.** `evalflow baseline lint --runs --record` runs every
    probe against every run of the benchmark and records in the baseline, before it is frozen,
    in which runs each probe's pattern matched lines of its kind (`Baseline.checked_against`).
    A probe that matched in runs of at least `PORTABLE_FRAMEWORKS` frameworks other than the

@@ -34,7 +34,8 @@ from evalflow.judges.cost import UsageRecord
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import DiffFile, diff_surface
-from evalflow.repo.git import require_repo, resolve_commit
+from evalflow.repo.git import git, require_repo, resolve_commit
+from evalflow.repo.run_view import confine_diff, confine_snapshot
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
 
 K_RUNS = 3
@@ -90,15 +91,43 @@ def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
     worktree = manifest.head == WORKTREE
     head_sha = resolve_commit(repo, "HEAD" if worktree else manifest.head)
     surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
+    if manifest.root is not None:
+        _require_root(repo, head_sha, worktree, manifest.root, loaded.path)
+    shared = benchmark.baseline.shared_paths
     return PreparedRun(
-        manifest, loaded.path, benchmark, repo, base_sha, head_sha, worktree, tuple(surface)
+        manifest,
+        loaded.path,
+        benchmark,
+        repo,
+        base_sha,
+        head_sha,
+        worktree,
+        confine_diff(surface, manifest.root, shared),
     )
 
 
+def _require_root(repo: Path, head_sha: str, worktree: bool, root: str, where: Path) -> None:
+    exists = (
+        (repo / root).is_dir()
+        if worktree
+        else bool(git(repo, "ls-tree", "-d", "--name-only", head_sha, "--", root).strip())
+    )
+    if not exists:
+        raise InputError(
+            f"root {root!r} is no folder of the repository at head {head_sha[:12]}",
+            where=str(where),
+            fix="set root: to the run's own folder (relative to the repository top)",
+        )
+
+
 def open_snapshot(prepared: PreparedRun) -> RepoSnapshot:
+    """The repository at head as this run sees it: its `root:` and the shared paths only."""
     if prepared.worktree:
-        return load_worktree_snapshot(prepared.repo, prepared.head_sha)
-    return load_snapshot(prepared.repo, prepared.head_sha)
+        snapshot = load_worktree_snapshot(prepared.repo, prepared.head_sha)
+    else:
+        snapshot = load_snapshot(prepared.repo, prepared.head_sha)
+    root = prepared.manifest.root
+    return confine_snapshot(snapshot, root, prepared.benchmark.baseline.shared_paths)
 
 
 def _inputs(

@@ -148,6 +148,10 @@ class _Index:
                 texts["code"].append(text.lower())
         return {kind: "\n\0".join(parts) for kind, parts in texts.items()}
 
+    def has_kind(self, kind: str) -> bool:
+        """Whether the repository (the run's view) holds any file of `kind`."""
+        return bool(self._kind_texts[kind])
+
     def occurrences(self, token: str, kind: str) -> int:
         """How often `token` (lower case) occurs in the files of `kind`."""
         return self._kind_texts[kind].count(token)
@@ -308,6 +312,8 @@ class HeuristicJudge(OfflineJudge):
         tests = probe.kind == "test-assert"
         kind = "test" if tests else ("docs" if probe.files == "docs" else "code")
         label = {"test": "test", "docs": "documentation", "code": "production code"}[kind]
+        if not index.has_kind(kind):
+            return f"the run has no {label} file at all", []
         searches: list[Search] = []
         for name in pinned(probe.pattern, fixed_identifiers(ac.text)):
             absent = ""

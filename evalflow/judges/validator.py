@@ -51,6 +51,8 @@ def evidence_problem(evidence: Evidence, snapshot: RepoSnapshot) -> str | None:
     if path.startswith("/") or normal.startswith("..") or normal != path.removeprefix("./"):
         return f"{path}: not a plain path inside the repository"
     if normal not in snapshot:
+        if snapshot.root is not None:
+            return f"{path}: no text file of this run at head (it is confined to {snapshot.root}/)"
         return f"{path}: no such text file at head"
     count = snapshot.files[normal].line_count
     if evidence.end_line > count:

@@ -43,6 +43,8 @@ class RepoSnapshot:
     commit: str
     files: dict[str, SourceFile]
     notes: tuple[str, ...] = ()
+    # The folder a run is confined to (`evalflow.repo.run_view`); None: the whole repository.
+    root: str | None = None
     _lines: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def __contains__(self, path: str) -> bool:
