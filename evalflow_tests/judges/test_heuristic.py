@@ -638,3 +638,10 @@ def test_within_test_belongs_to_test_assert_probes_only() -> None:
         Probe(kind="impl", pattern="x", within={"test": "t"})
     with pytest.raises(ValidationError, match="within: test applies to test-assert"):
         Probe(kind="test-assert", pattern="x", within={"function": "f"})
+
+
+def test_a_run_without_any_test_file_proves_every_t_check_absent(make_repo) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/trials.py": APP})
+    check = _t_check("unit", probe("test-assert", r"assert start_trial\("))
+    v = score(repo, check, portable=False)["T1"]
+    assert v.status == "UNMET" and "the run has no test file at all" in v.rationale
