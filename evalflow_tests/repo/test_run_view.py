@@ -64,9 +64,7 @@ def test_in_view_keeps_the_root_and_the_shared_paths() -> None:
     assert in_view("anything", None)
 
 
-def test_a_confined_run_is_not_credited_with_the_other_folder(
-    make_repo, tmp_path: Path
-) -> None:
+def test_a_confined_run_is_not_credited_with_the_other_folder(make_repo, tmp_path: Path) -> None:
     loose = prepare_run(_bake_off(make_repo, tmp_path / "a", None), tmp_path / "wh")
     verdicts = {v.check_id: v for v in score_run(loose, HeuristicJudge(), 1, open_snapshot(loose))}
     # Without root, bmad is credited with speckit's farewell (the bug of a bake-off layout).
