@@ -141,8 +141,39 @@ def guess_gates(files: Mapping[str, str]) -> dict[str, tuple[str | tuple[str, ..
     A typecheck the project declares (a `typecheck` script, `[tool.mypy]`/`mypy.ini`) joins
     the lint gate: both are its static checks.
     """
-    out: dict[str, tuple[str | tuple[str, ...], str]] = {}
     top = sorted(p for p in files if "/" not in p)
+    return _gates_at_root(files, top) or _node_subfolders(files)
+
+
+def _node_subfolders(files: Mapping[str, str]) -> dict[str, tuple[str | tuple[str, ...], str]]:
+    """Nothing to guess at the root: each first-level folder with a package.json and a
+    lockfile (`web/`, `frontend/`) gets its own install and scripts, run inside it."""
+    out: dict[str, tuple[str | tuple[str, ...], str]] = {}
+    setups: list[str] = []
+    for folder in sorted({p.split("/", 1)[0] for p in files if p.count("/") == 1
+                          and p.endswith("/package.json")}):  # fmt: skip
+        inner = {p[len(folder) + 1 :]: t for p, t in files.items() if p.startswith(f"{folder}/")}
+        inner_top = sorted(p for p in inner if "/" not in p)
+        install = auto_setup(inner_top)
+        if not install:
+            continue  # no lockfile: which installer, the folder does not say
+        setups += [f"cd {folder} && {c}" for c in install]  # each setup step starts at the root
+        for key, (inside, reason) in _gates_at_root(inner, inner_top).items():
+            if key == "setup" or not isinstance(inside, str):
+                continue
+            step = (f"(cd {folder} && {inside})", f"{folder}/: {reason}")
+            if key in out:
+                step = (f"{out[key][0]} && {step[0]}", f"{out[key][1]}; {step[1]}")
+            out[key] = step
+    if setups:
+        out["setup"] = (tuple(setups), "nothing to install at the root: each folder's lockfile")
+    return out
+
+
+def _gates_at_root(
+    files: Mapping[str, str], top: list[str]
+) -> dict[str, tuple[str | tuple[str, ...], str]]:
+    out: dict[str, tuple[str | tuple[str, ...], str]] = {}
     setup = _setup(files, top)
     if setup:
         out["setup"] = setup

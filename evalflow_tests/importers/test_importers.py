@@ -227,3 +227,16 @@ def test_kiro_in_japanese_is_imported_verbatim() -> None:
     assert _shape(prd) == [("R1", None, "P1", True, ["R1-AC1", "R1-AC2"])]
     assert prd.stories[0].title.startswith("料理人として")
     assert prd.stories[0].acs[1].text == "食材名が空のとき、システムはエラーを表示する"
+
+
+def test_gates_of_a_project_that_lives_in_a_subfolder() -> None:
+    # Real repositories keep the app in web/ or frontend/: nothing at the root to install.
+    gates = guess_gates({
+        "README.md": "",
+        "web/package.json": '{"scripts": {"build": "next build", "test": "vitest"}}',
+        "web/package-lock.json": "{}", "web/app/page.tsx": "", "api/Program.cs": "",
+        "docs/package.json": "{}",  # no lockfile: which installer is not said, left alone
+    })  # fmt: skip
+    assert gates["setup"][0] == (f"cd web && {NPM_CI}",)
+    assert gates["build"] == ("(cd web && npm run build)", "web/: package.json scripts.build")
+    assert gates["unit"][0] == "(cd web && npm run test)"
