@@ -2,8 +2,9 @@
 probes proposed by Claude and kept only when evalflow verifies them against the repository.
 
 Behind the offline drafter's interface (`evalflow.domain.baseline_draft.Drafter`) and its
-renderer, so both write the same draft format. One `submit_checks` call per AC in scope
-(strict tool input, forced where the model allows: `anthropic_judge.ask_tool`), through the
+renderer, so both write the same draft format. One `submit_checks` call per P0/P1 AC (a P2
+AC weighs 0: the offline rules draft it, so it is in the baseline as roadmap readiness without
+a paid call) (strict tool input, forced where the model allows: `anthropic_judge.ask_tool`), through the
 shared `ClaudeClient` — the same response cache (a re-run replays, byte-identical), prices,
 `Budget` and usage records as the judges. The system prompt states the decomposition rules
 (one I-check per observable clause; conjunction/payload; disjunction: independent paths or
@@ -324,7 +325,13 @@ class ClaudeDrafter:
 
     def draft(self, prd: PRD, benchmark: str) -> list[DraftAC]:
         out: list[DraftAC] = []
-        for ac in in_scope(prd):
+        weighted = {ac.id for ac in in_scope(prd)}
+        for ac in (ac for story in prd.stories for ac in story.acs):
+            if ac.id not in weighted:
+                # A P2 story weighs 0 (roadmap readiness): drafted by the offline rules, so it
+                # is in the baseline without a paid call.
+                out.append(draft_ac(ac))
+                continue
             try:
                 out.append(self._draft_ac(ac, benchmark))
             except (ToolAnswerError, BudgetExceededError) as exc:

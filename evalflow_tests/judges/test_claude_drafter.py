@@ -101,7 +101,7 @@ def test_rules_in_prompt_strict_tool_marked_rules_and_verified_probes(
         drafter = _drafter(fake, tmp_path / "cache")
         acs = drafter.draft(prd, "trials")
         usage = drafter.drain_usage()
-    assert len(fake.requests) == 1  # one call per AC in scope; the P2 story is not drafted
+    assert len(fake.requests) == 1  # one call per weighted AC; the P2 story is not asked
     request = fake.requests[0]
     system = request["system"][0]["text"]
     for rule in ("conjunction/payload", "disjunction", "wiring", "level policy", "T-outcome",
@@ -110,7 +110,8 @@ def test_rules_in_prompt_strict_tool_marked_rules_and_verified_probes(
     assert request["tools"][0]["strict"] is True
     assert "<untrusted_repository_data>" in request["messages"][0]["content"][0]["text"]
     assert usage and usage[0].usd > 0 and not usage[0].cached
-    (ac,) = acs
+    ac, roadmap = acs  # the P2 story by the offline rules, no call: roadmap readiness
+    assert roadmap.id == "S2-AC1" and "Claude" not in roadmap.checks[0].rule
     checks = {c.id: c for c in ac.checks}
     assert list(checks) == ["S1-AC1-I1", "S1-AC1-I2", "S1-AC1-I3", "S1-AC1-T1"]
     assert checks["S1-AC1-I2"].rule == "conjunction/payload (Claude drafter)"
@@ -146,12 +147,12 @@ def test_invalid_answers_and_budget_stops_fall_back_to_the_offline_rules(monkeyp
         return Reply([tool_use(DRAFT_TOOL_NAME, {**ANSWER, "checks": ANSWER["checks"][:1]}, turn)])
 
     with FakeAnthropic(invalid) as fake:
-        (ac,) = _drafter(fake, None).draft(prd, "trials")
+        ac, _ = _drafter(fake, None).draft(prd, "trials")
     assert len(fake.requests) == 2  # the one retry, then the fallback
     assert all("offline fallback" in c.rule for c in ac.checks)
     assert any("conjunction/payload" in c.rule for c in ac.checks)
     with FakeAnthropic(answer) as fake:
-        (ac,) = _drafter(fake, None, max_cost_usd=0.000001).draft(prd, "trials")
+        ac, _ = _drafter(fake, None, max_cost_usd=0.000001).draft(prd, "trials")
     assert fake.requests == []  # nothing sent that the budget cannot pay
     assert all("offline fallback: budget stop" in c.rule for c in ac.checks)
 
@@ -168,7 +169,7 @@ def test_an_unusable_draft_is_replayed_free_and_re_asked_only_on_rejudge(
     drafts = []
     with FakeAnthropic(refused) as fake:
         for rejudge in (False, False, True):
-            (ac,) = _drafter(fake, tmp_path, rejudge=rejudge).draft(prd, "trials")
+            ac, _ = _drafter(fake, tmp_path, rejudge=rejudge).draft(prd, "trials")
             drafts.append((len(fake.requests), ac))
     assert [n for n, _ in drafts] == [1, 1, 2]  # replayed once free, re-asked on rejudge
     assert drafts[0][1] == drafts[1][1]
