@@ -2,9 +2,8 @@
 probes proposed by Claude and kept only when evalflow verifies them against the repository.
 
 Behind the offline drafter's interface (`evalflow.domain.baseline_draft.Drafter`) and its
-renderer, so both write the same draft format. One `submit_checks` call per P0/P1 AC (a P2
-AC weighs 0: the offline rules draft it, so it is in the baseline as roadmap readiness without
-a paid call) (strict tool input, forced where the model allows: `anthropic_judge.ask_tool`), through the
+renderer, so both write the same draft format. One `submit_checks` call per P0/P1 AC
+(strict tool input, forced where the model allows: `anthropic_judge.ask_tool`), through the
 shared `ClaudeClient` — the same response cache (a re-run replays, byte-identical), prices,
 `Budget` and usage records as the judges. The system prompt states the decomposition rules
 (one I-check per observable clause; conjunction/payload; disjunction: independent paths or
@@ -22,9 +21,10 @@ surface, and kept only when a line counts as proof: production code for an impl 
 documentation, inside its `within:` scope), an asserting line of a test case for a
 test-assert probe. A dropped probe is named in the check's comment, never written.
 
-An AC whose answer stays invalid after the one retry, or that the budget cannot pay for, is
-drafted by the offline rules instead and says so in its `# rule:` comments; an unusable API
-(`JudgeUnavailableError`) stops the draft with nothing written.
+A P2 AC weighs 0: the offline rules draft it, so it is in the baseline as roadmap readiness
+without a paid call. An AC whose answer stays invalid after the one retry, or that the budget
+cannot pay for, is drafted by the offline rules instead and says so in its `# rule:` comments;
+an unusable API (`JudgeUnavailableError`) stops the draft with nothing written.
 """
 
 from __future__ import annotations
