@@ -43,5 +43,7 @@ def test_rounding_needs_neither_numpy_nor_pandas() -> None:
         "import sys, evalflow.domain.rounding; "
         "print(sorted({'numpy', 'pandas'} & set(sys.modules)))"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == "[]"

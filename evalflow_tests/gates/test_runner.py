@@ -303,6 +303,7 @@ def _demo_run(name: str, tmp_path: Path) -> tuple[Path, GateCommands, list[str]]
         capture_output=True,
         text=True,
         check=True,
+        timeout=60,
     ).stdout.split()
     return repo, GateCommands(**manifest["gates"]), diff
 

@@ -37,7 +37,7 @@ HEAD = "0be8f6e7b97758bd17b71b040abe8e1905bdeb5c"
 
 def _git(repo: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

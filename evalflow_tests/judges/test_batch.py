@@ -166,7 +166,8 @@ def test_a_killed_run_is_resumed_and_pays_each_request_once(tmp_path: Path) -> N
                 time.sleep(0.05)
             os.kill(child.pid, signal.SIGKILL)  # mid-wait: the batch is created and paid for
         finally:
-            child.wait()
+            child.kill()
+            child.wait(timeout=60)
         persisted = json.loads((cache_dir / "anthropic/batches/mini.good.r1.run1.json").read_text())
         assert [(b["state"], len(b["requests"])) for b in persisted["batches"]] == [("open", 4)]
         fake.batch_polls_before_end = 1

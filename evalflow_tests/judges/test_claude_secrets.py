@@ -75,5 +75,6 @@ def test_subprocesses_get_a_scrubbed_environment() -> None:
         capture_output=True,
         text=True,
         check=True,
+        timeout=120,
     )
     assert TEST_KEY not in child.stdout and "ANTHROPIC_API_KEY" not in child.stdout

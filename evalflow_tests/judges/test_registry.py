@@ -23,5 +23,7 @@ def test_importing_the_registry_imports_no_judge() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('evalflow.judges.') "
         "or m in ('pandas', 'evalflow.domain.models')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == "['evalflow.judges.registry']"

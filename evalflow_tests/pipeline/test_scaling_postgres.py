@@ -55,7 +55,7 @@ def _server_binaries() -> dict[str, str] | None:
         pg_config = shutil.which("pg_config")
         if pg_config:
             bindir = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, check=False
+                [pg_config, "--bindir"], capture_output=True, text=True, check=False, timeout=60
             ).stdout.strip()
             found = {name: shutil.which(name, path=bindir) for name in found}
     return found if all(found.values()) else None  # type: ignore[return-value]
@@ -90,7 +90,7 @@ def postgres() -> Iterator[int]:
     if binaries is None:
         pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql")
     check = subprocess.run(
-        [PYTHON, "-c", "import dagster_postgres"], check=False, capture_output=True
+        [PYTHON, "-c", "import dagster_postgres"], check=False, capture_output=True, timeout=120
     )
     if check.returncode != 0:
         pytest.skip(
@@ -106,6 +106,7 @@ def postgres() -> Iterator[int]:
         [*prefix, binaries["initdb"], "-D", str(data), "-A", "trust", "-U", "dagster"],
         check=True,
         capture_output=True,
+        timeout=300,
     )
     # Durability is not under test: without fsync a loaded CI machine is not slowed down.
     options = f"-h 127.0.0.1 -p {port} -k {base} -c fsync=off -c synchronous_commit=off"
@@ -114,12 +115,20 @@ def postgres() -> Iterator[int]:
         [*pg_ctl, "-o", options, "-l", str(base / "server.log"), "-w", "start"],
         check=True,
         capture_output=True,
+        timeout=300,
     )
     try:
-        subprocess.run([PYTHON, "-c", CREATE_DATABASE, str(port)], check=True, capture_output=True)
+        subprocess.run(
+            [PYTHON, "-c", CREATE_DATABASE, str(port)], check=True, capture_output=True, timeout=120
+        )
         yield port
     finally:
-        subprocess.run([*pg_ctl, "-m", "immediate", "-w", "stop"], check=False, capture_output=True)
+        subprocess.run(
+            [*pg_ctl, "-m", "immediate", "-w", "stop"],
+            check=False,
+            capture_output=True,
+            timeout=120,
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 
