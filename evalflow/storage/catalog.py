@@ -23,10 +23,12 @@ command stays light). A view reads its files when queried — after the lockdown
 the table directories to it (`allowed_directories`) would also let `COPY … TO` overwrite a
 part, so the tables the SQL reads (DuckDB's parser names them: joins, subqueries, CTE
 bodies, `query_table`) are copied into memory before the lockdown; every other table is a
-view whose columns DuckDB bound at creation, so `SHOW TABLES` and `information_schema` list
-it, and reading it some way the parser cannot see fails loudly (a permission error), never
-with an empty answer; SQL the parser cannot name tables for copies every table. The copy
-costs time and memory in proportion to what the SQL reads. A warehouse URI (`s3://…`,
+view over its first part, whose columns DuckDB bound at creation, so `SHOW TABLES` and
+`information_schema` list it, and reading it some way the parser cannot see fails loudly (a
+permission error), never with an empty answer; SQL the parser cannot name tables for copies
+every table. The copy costs time and memory in proportion to what the SQL reads, and a
+table the SQL does not read costs one directory listing, not a listing and a schema read
+per part (`SELECT 1` stays flat as runs accumulate). A warehouse URI (`s3://…`,
 `file://…`) is read through `pyarrow.fs` as Arrow datasets, since DuckDB would need its
 httpfs extension, which the lockdown forbids.
 """
@@ -194,17 +196,25 @@ def connect(warehouse: Warehouse, sql: str | None = None) -> duckdb.DuckDBPyConn
     catalog file, so it neither waits for nor blocks a run."""
     con = duckdb.connect(config=_NO_EXTENSIONS)
     try:
-        table_parts = warehouse.table_parts()
-        fs = None if warehouse.is_local else warehouse._fs()[0]
         reads = None if sql is None else _reads(sql)
         if reads is not None and DRIFT_VIEW in reads:
             reads.add(HISTORY_TABLE)
-        for table, parts in table_parts.items():
-            if fs is None:
-                _load(con, table, parts, copy=reads is None or table in reads)
-            else:
-                con.register(table, _dataset(fs, table, parts))
-        _derived_views(con, list(table_parts))
+        if warehouse.is_local and reads is not None:
+            tables = list(warehouse.first_parts().items())
+            for table, first in tables:
+                if table in reads:
+                    _load(con, table, warehouse.parts(table), copy=True)
+                else:
+                    _load(con, table, [first], copy=False)
+        else:
+            fs = None if warehouse.is_local else warehouse._fs()[0]
+            tables = list(warehouse.table_parts().items())
+            for table, parts in tables:
+                if fs is None:
+                    _load(con, table, parts, copy=True)
+                else:
+                    con.register(table, _dataset(fs, table, parts))
+        _derived_views(con, [table for table, _ in tables])
         for statement in _LOCKDOWN:
             con.execute(statement)
     except BaseException:

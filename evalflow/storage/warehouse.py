@@ -169,7 +169,33 @@ class Warehouse:
 
     def tables(self) -> list[str]:
         """Tables that have at least one part."""
-        return list(self.table_parts())
+        return list(self.first_parts())
+
+    def first_parts(self) -> dict[str, str]:
+        """Every table that has at least one part → its first partition's first part.
+
+        Enough to name the tables and bind their columns, at the cost of one listing per
+        table (and per folder of a directory that holds no table), not one per partition:
+        with 1,000 runs a table has 1,000 partition folders."""
+        fs, base = self._fs()
+        found: dict[str, str] = {}
+        for table in self._folders(fs, base):
+            for folder in self._folders(fs, f"{base}/{table}"):
+                files = self._files(fs, f"{base}/{table}/{folder}")
+                if files:
+                    found[table] = files[0].path
+                    break
+        return found
+
+    @staticmethod
+    def _folders(fs: pafs.FileSystem, folder: str) -> list[str]:
+        """The names of the (not hidden) folders in `folder`, sorted."""
+        selector = pafs.FileSelector(folder, allow_not_found=True)
+        return sorted(
+            info.base_name
+            for info in fs.get_file_info(selector)
+            if info.type == pafs.FileType.Directory and not info.base_name.startswith(".")
+        )
 
     def table_parts(self) -> dict[str, list[str]]:
         """Every table that has at least one part → its parts, sorted; one listing of the root

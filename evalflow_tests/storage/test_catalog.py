@@ -12,6 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from evalflow.errors import InputError
 from evalflow.storage.catalog import (
     _reads,
     _view_sql,
@@ -58,7 +59,7 @@ def test_refresh_completes_while_an_analyst_holds_the_catalog(tmp_path: Path, mo
         assert analyst.wait(timeout=30) == 0
     finally:
         analyst.kill()
-        analyst.wait()
+        analyst.wait(timeout=30)
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT y FROM u").fetchall() == [(3,)]
     assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(".")) == []
@@ -138,6 +139,25 @@ def test_a_table_the_sql_does_not_name_is_listed_and_never_reads_as_empty(tmp_pa
     assert query(wh, "DESCRIBE t")[1][0][:2] == ("x", "BIGINT")
 
 
+def test_a_query_binds_only_one_part_of_a_table_it_does_not_read(tmp_path: Path) -> None:
+    # Binding every part of every table made `SELECT 1` cost a schema read per part: a
+    # table the SQL does not name is bound from its first part only, so a broken later
+    # part of it (never read) cannot even be noticed, while reading that table reports it.
+    wh = Warehouse(str(tmp_path / "warehouse"))
+    wh.write("t", pd.DataFrame({"x": [1]}), "a")
+    wh.write("u", pd.DataFrame({"y": [2]}), "a")
+    broken = Path(wh.write("u", pd.DataFrame({"y": [3]}), "b"))
+    broken.write_bytes(b"not parquet")
+    assert query(wh, "SELECT 1")[1] == [(1,)]
+    assert query(wh, "SELECT x FROM t")[1] == [(1,)]
+    assert query(wh, "SELECT table_name FROM information_schema.tables ORDER BY 1")[1] == [
+        ("t",),
+        ("u",),
+    ]
+    with pytest.raises(InputError, match="table 'u' cannot be read"):
+        query(wh, "SELECT y FROM u")
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     from evalflow.cli import main
 
@@ -185,7 +205,7 @@ def test_a_run_completes_while_analysts_hold_the_catalog_and_the_warehouse_moves
             assert analyst.wait(timeout=30) == 0
         finally:
             analyst.kill()
-            analyst.wait()
+            analyst.wait(timeout=30)
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT final FROM final_score").fetchall() == [(1.0,)]
 
