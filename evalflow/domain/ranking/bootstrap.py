@@ -6,10 +6,11 @@ difficulty, so resampling them one by one would overstate the precision. With on
 no `prd_id` column) individual matches are drawn with replacement.
 
 How (vectorised across samples). One `numpy.random.default_rng(seed)` draws every sample's
-indices, in blocks of samples so memory stays bounded. For Bradley–Terry the
-drawn indices are turned into counts with `np.bincount` (matches are first collapsed into
-cells = distinct (a, b, score_a); PRDs are their own cells), the counts into B win matrices,
-and all B samples are fitted by one batched Newton solve warm-started at the full-data fit.
+indices, in blocks of samples so memory stays bounded (≈ 2²⁰ indices, and 2²⁰ win-matrix
+entries per block). For Bradley–Terry the drawn indices are turned into counts with
+`np.bincount` (matches are first collapsed into cells = distinct (a, b, score_a); PRDs are
+their own cells), the counts into win matrices, and each block of samples is fitted by one
+batched Newton solve warm-started at the full-data fit.
 Sequential Elo is replayed on the *same* drawn sequences (the drawn order is the play
 order), vectorised across samples, as a reference only: it depends on order.
 
@@ -58,6 +59,8 @@ RATING_COLUMNS = (
     "percentile",
 )
 _BLOCK_ELEMENTS = 1 << 20
+# Win-matrix entries (and so Hessian entries) per batched Bradley–Terry solve.
+_FIT_ELEMENTS = 1 << 20
 
 ResampleUnit = Literal["prd", "match"]
 
@@ -148,25 +151,30 @@ def _cells(res: Resampling) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     )
 
 
-def bootstrap_win_matrices(res: Resampling, n_samples: int, seed: int) -> np.ndarray:
-    """B × P × P win matrices, one per bootstrap sample, from counts of the drawn indices."""
+def _win_matrix_blocks(res: Resampling, n_samples: int, seed: int) -> Iterator[np.ndarray]:
+    """The B × P × P bootstrap win matrices, from counts of the drawn indices, in blocks of
+    at most `_FIT_ELEMENTS` floats (in sample order), so memory does not grow as B·P²."""
     n = res.encoded.n_players
     cell_of_draw, contribution_cell, target, weight, n_cells = _cells(res)
-    out = np.empty((n_samples, n * n))
-    start = 0
-    for draws in _draw_blocks(seed, n_samples, res.n_draw):
-        rows = len(draws)
-        row_offset = np.arange(rows)[:, None]
-        counts = np.bincount(
-            (cell_of_draw[draws] + row_offset * n_cells).ravel(), minlength=rows * n_cells
-        ).reshape(rows, n_cells)
-        out[start : start + rows] = np.bincount(
-            (target[None, :] + row_offset * (n * n)).ravel(),
-            weights=(counts[:, contribution_cell] * weight[None, :]).ravel(),
-            minlength=rows * n * n,
-        ).reshape(rows, n * n)
-        start += rows
-    return out.reshape(n_samples, n, n)
+    rows_per_block = max(1, _FIT_ELEMENTS // (n * n))
+    for block in _draw_blocks(seed, n_samples, res.n_draw):
+        for start in range(0, len(block), rows_per_block):
+            draws = block[start : start + rows_per_block]
+            rows = len(draws)
+            row_offset = np.arange(rows)[:, None]
+            counts = np.bincount(
+                (cell_of_draw[draws] + row_offset * n_cells).ravel(), minlength=rows * n_cells
+            ).reshape(rows, n_cells)
+            yield np.bincount(
+                (target[None, :] + row_offset * (n * n)).ravel(),
+                weights=(counts[:, contribution_cell] * weight[None, :]).ravel(),
+                minlength=rows * n * n,
+            ).reshape(rows, n, n)
+
+
+def bootstrap_win_matrices(res: Resampling, n_samples: int, seed: int) -> np.ndarray:
+    """B × P × P win matrices, one per bootstrap sample, from counts of the drawn indices."""
+    return np.concatenate(list(_win_matrix_blocks(res, n_samples, seed)))
 
 
 def _elo_sequences(res: Resampling, n_samples: int, seed: int) -> np.ndarray:
@@ -236,9 +244,13 @@ def bootstrap_bradley_terry(
     """Bradley–Terry on the full data and on `n_samples` seeded bootstrap samples."""
     enc = res.encoded
     full = fit_or_raise(win_matrix(enc.a, enc.b, enc.score_a, enc.n_players)[None], prior=prior)
-    wins = bootstrap_win_matrices(res, n_samples, seed)
-    fit = fit_or_raise(wins, prior=prior, theta0=full.theta[0])
-    return BootstrapSamples(enc.players, full.ratings[0], fit.ratings)
+    # Block by block: each sample's fit is independent of the others in its batch, and one
+    # batch of B × P × P Hessians (5.4 GB at 500 samples of 500 players) is never built.
+    ratings = [
+        fit_or_raise(wins, prior=prior, theta0=full.theta[0]).ratings
+        for wins in _win_matrix_blocks(res, n_samples, seed)
+    ]
+    return BootstrapSamples(enc.players, full.ratings[0], np.concatenate(ratings))
 
 
 def bootstrap_elo(

@@ -219,12 +219,20 @@ def _prd_arrays(
     column, ac_ids = pd.factorize(ac_scores["ac_id"], sort=True)
     x = np.full((len(runs), len(ac_ids)), np.nan)
     x[row, column] = ac_scores["ac_score"].to_numpy(dtype=float)
-    diff = x[:, None, :] - x[None, :, :]
-    both = ~np.isnan(diff)
-    outcome = np.where(diff > DRAW_TOLERANCE, 1.0, np.where(diff < -DRAW_TOLERANCE, 0.0, 0.5))
     cross = codes[:, None] != codes[None, :]
-    scores = np.where(both, outcome, 0.0).sum(axis=2) * cross
-    matches = both.sum(axis=2) * cross
+    scores = np.zeros((len(runs), len(runs)))
+    matches = np.zeros((len(runs), len(runs)), dtype=np.int64)
+    # One AC at a time: R × R memory, not R × R × ACs (500 runs × 40 ACs would be 80 MB a
+    # temporary).
+    for column in x.T:
+        diff = column[:, None] - column[None, :]
+        both = ~np.isnan(diff)
+        scores += (
+            np.where(diff > DRAW_TOLERANCE, 1.0, np.where(diff < -DRAW_TOLERANCE, 0.0, 0.5)) * both
+        )
+        matches += both
+    scores *= cross
+    matches *= cross
     final = runs["final"].to_numpy(dtype=float)
     effective = runs["adjusted_final"].astype(float).fillna(runs["final"]).to_numpy(dtype=float)
     return _Prd(weight, codes, starts, sizes, scores, matches, final, effective)
@@ -248,44 +256,20 @@ def _slot_wins(prd: _Prd, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     of it (rows of `counts`: how often each run was drawn),
     X[k, f, g] = Σ_{r∈f, s∈g} m_kr·m_ks·S[r, s] / (n_f·n_g).
 
-    A framework with n runs has few distinct draws (10 for n = 3), so the bilinear forms are
-    computed once per pair of distinct draws and gathered per slot: the cost is K·F² instead
-    of K·R² multiply-adds, which is what makes 1,000 samples of 50 PRDs cheap."""
-    n_slots = len(counts)
+    One framework g at a time: T = V_g · S_·gᵀ (K × R, V = m / n) is what every run scores
+    against g's drawn runs, and summing V·T over each framework's runs gives column g. That
+    is K·R² multiply-adds in G matrix products and K·R floats of memory whatever the number
+    of runs per framework: tables over the distinct draws of each framework (fewer for
+    n = 3, but C(2n − 1, n) of them, 92,378 for n = 10) would grow as G²·draws²."""
     groups, first = np.unique(prd.framework, return_index=True)
     starts, sizes = prd.group_start[first], prd.group_size[first]
-    codes = np.empty((n_slots, len(groups)), dtype=np.int64)
-    # A draw of one framework's n runs as one integer (counts in base n + 1), so finding the
-    # distinct draws is a 1-D unique; n ≤ 15 keeps it below 2⁶², beyond it rows are compared.
-    within = np.arange(len(prd.framework)) - prd.group_start
-    place = (prd.group_size.astype(np.int64) + 1) ** within
-    keys = np.add.reduceat(counts * place, starts, axis=1) if sizes.max() <= 15 else None
-    group_of_run = np.searchsorted(groups, prd.framework)
-    distinct = []
+    v = counts / prd.group_size
+    wins = np.empty((len(counts), len(groups), len(groups)))
     for g, (start, size) in enumerate(zip(starts, sizes, strict=True)):
-        block = counts[:, start : start + size]
-        if keys is None:
-            rows, codes[:, g] = np.unique(block, axis=0, return_inverse=True)
-        else:
-            _, where, codes[:, g] = np.unique(keys[:, g], return_index=True, return_inverse=True)
-            rows = block[where]
-        distinct.append(rows / size)
-    # Pad to the largest group and the most distinct draws so one einsum computes every
-    # pattern_f · S_fg · pattern_gᵀ table (padding is zeros and never gathered).
-    n_groups, n_max, n_pat = len(groups), int(sizes.max()), max(len(d) for d in distinct)
-    padded = np.zeros((n_groups, n_pat, n_max))
-    for g, rows in enumerate(distinct):
-        padded[g, : len(rows), : rows.shape[1]] = rows
-    s_pad = np.zeros((n_groups, n_max, n_groups, n_max))
-    s_pad[group_of_run[:, None], within[:, None], group_of_run[None, :], within[None, :]] = (
-        prd.scores
-    )
-    tables = np.einsum("gan,gnhm,hbm->ghab", padded, s_pad, padded, optimize=True)
-    g_index = np.arange(n_groups)
-    index = (
-        (g_index[:, None] * n_groups + g_index[None, :])[None] * n_pat + codes[:, :, None]
-    ) * n_pat + codes[:, None, :]
-    return groups, prd.weight * tables.ravel()[index]
+        block = slice(start, start + size)
+        against = v[:, block] @ prd.scores[:, block].T
+        wins[:, :, g] = np.add.reduceat(v * against, starts, axis=1)
+    return groups, prd.weight * wins
 
 
 def _framework_sums(prd: _Prd, v: np.ndarray, n_frameworks: int) -> tuple[np.ndarray, ...]:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalflow.domain.ranking import bootstrap
 from evalflow.domain.ranking.bootstrap import (
     RATING_COLUMNS,
     _elo_sequences,
@@ -102,6 +103,19 @@ def test_match_resampling_keeps_sample_size() -> None:
     res = prepare(_random_matches(37, 0.5, seed=5))
     wins = bootstrap_win_matrices(res, 25, seed=3)
     np.testing.assert_allclose(wins.sum(axis=(1, 2)), 37.0)
+
+
+def test_bradley_terry_samples_are_fitted_in_bounded_blocks(monkeypatch) -> None:
+    # One batch of B × P × P Hessians was 5.4 GB at 500 samples of 500 players: blocks of
+    # win matrices are fitted one at a time, each sample exactly as in one batch.
+    res = prepare(_random_matches(400, 0.6, seed=6))
+    n = res.encoded.n_players
+    whole = bootstrap.bootstrap_bradley_terry(res, n_samples=30, seed=2).samples
+    monkeypatch.setattr(bootstrap, "_FIT_ELEMENTS", 4 * n * n)
+    blocks = list(bootstrap._win_matrix_blocks(res, 30, seed=2))
+    assert max(len(b) for b in blocks) == 4 and sum(len(b) for b in blocks) == 30
+    samples = bootstrap.bootstrap_bradley_terry(res, n_samples=30, seed=2).samples
+    np.testing.assert_array_equal(samples, whole)
 
 
 @pytest.mark.parametrize("prds", [1, 3])

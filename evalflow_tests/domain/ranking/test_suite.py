@@ -2,6 +2,7 @@
 decomposition and comparability enforcement."""
 
 import math
+import tracemalloc
 
 import numpy as np
 import pandas as pd
@@ -282,3 +283,23 @@ def test_drawn_prd_wins_equal_the_direct_bilinear_form():
         np.testing.assert_allclose(wins[k], direct, atol=1e-12)
     full = suite._point_wins(prd, 3)
     np.testing.assert_allclose(suite._slot_wins(prd, np.ones((1, 6), dtype=int))[1][0], full)
+
+
+def test_drawn_prd_wins_need_memory_linear_in_draws_with_ten_runs_per_framework():
+    # Tables over the distinct draws of each framework grew as G²·draws²: with 10 runs per
+    # framework almost every draw is distinct (7.2 GB for 20 frameworks × 50 PRDs).
+    rng = np.random.default_rng(9)
+    spec = [("p", f, f"r{r}", rng.random(8).round(1).tolist()) for f in "abc" for r in range(10)]
+    runs, acs = _tables(spec)
+    runs = runs.sort_values(["framework", "run_key"], ignore_index=True)
+    prd = suite._prd_arrays(runs, acs, pd.Index(["a", "b", "c"]), 1.0)
+    pick = prd.group_start + rng.integers(0, 10, size=(2000, 30))
+    counts = np.stack([np.bincount(row, minlength=30) for row in pick])
+    tracemalloc.start()
+    try:
+        _, wins = suite._slot_wins(prd, counts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert wins.shape == (2000, 3, 3)
+    assert peak < 8 * 2000 * 30 * 4  # a few K × R float arrays, not K² tables
