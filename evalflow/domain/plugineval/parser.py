@@ -427,8 +427,12 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         findings.append(unclosed)
     h2 = sum(1 for ln in prose_lines if ln.startswith("## "))
     h3 = sum(1 for ln in prose_lines if ln.startswith("### "))
+    # Only a line starting with "#" can be a heading: the guard skips the RE2 call (a round
+    # trip through its Python wrapper) on every prose line, most of a skill's text.
     headings = tuple(
-        m.group(1).strip() for ln in prose_lines if (m := _HEADING_RE.match(ln)) is not None
+        m.group(1).strip()
+        for ln in prose_lines
+        if ln.startswith("#") and (m := _HEADING_RE.match(ln)) is not None
     )
     prose = "\n".join(strip_inline_code(line) for line in prose_lines)
     prose_lower = prose.lower()
