@@ -59,6 +59,25 @@ def warehouse_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def scored_demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse in which the demo's trialist bmad-r1 run (a confirmed ✗ gate, so an
+    Adjusted Final) is registered, materialised and ranked, once per test process: a
+    pipeline run costs tens of seconds, so tests that only read a scored run share this
+    one and must not write to it."""
+    from evalflow.cli import main
+
+    root = tmp_path_factory.mktemp("scored-demo") / "wh"
+    manifest = DEMO / "runs" / "bmad-r1.yaml"
+    for args in (["register", str(manifest)], ["materialize", "--workers", "1"]):
+        with pytest.MonkeyPatch.context() as env:
+            env.delenv("DAGSTER_HOME", raising=False)
+            with pytest.raises(SystemExit) as done:
+                main([*args, "--warehouse", str(root)])
+        assert done.value.code in (0, None), args
+    return root
+
+
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     """A two-story benchmark with runs `good` (Final 1.00) and `partial` (Final 0.36)."""

@@ -19,6 +19,7 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return int(done.value.code or 0), out, err
 
 
+@pytest.mark.slow  # two `score` runs through the pipeline
 def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, capsys) -> None:
     manifest = mini / "runs" / "good.yaml"
     data = yaml.safe_load(manifest.read_text())
@@ -58,6 +59,7 @@ def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, c
             assert TEST_KEY.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow  # a `score` run through the pipeline
 def test_wrong_key_exits_non_zero_with_one_line(
     mini: Path, warehouse_dir: Path, monkeypatch, capsys
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import dagster as dg
+import pytest
 from rich.console import Console
 
 from evalflow.cli.progress import StepProgress
@@ -67,6 +68,7 @@ def test_on_a_terminal_a_bar_per_run_names_the_running_step() -> None:
         assert (task.description, task.completed, task.total) == ("b.f.r1 b", 1, 3)
 
 
+@pytest.mark.slow  # a `score` run through the pipeline (the rendering: tests above)
 def test_materialize_off_a_terminal_shows_every_step_of_each_run(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:

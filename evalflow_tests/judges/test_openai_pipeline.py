@@ -72,6 +72,7 @@ def test_openai_judge_scores_the_demo_run_and_reruns_from_cache(
             assert TEST_KEY.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow  # a `score` run through the pipeline
 def test_wrong_key_exits_non_zero_within_5_requests(
     mini: Path, warehouse_dir: Path, monkeypatch, capsys
 ) -> None:
@@ -85,6 +86,7 @@ def test_wrong_key_exits_non_zero_within_5_requests(
     assert "Traceback" not in err and "sk-proj-wrong-key-0123456789" not in err + out
 
 
+@pytest.mark.slow  # a `score` run through the pipeline
 def test_a_429_storm_exits_non_zero(mini: Path, warehouse_dir: Path, monkeypatch, capsys) -> None:
     storm = Fail(429, "rate_limit_error", "Rate limit reached for requests")
     with FakeOpenAI(lambda turn: storm) as fake:

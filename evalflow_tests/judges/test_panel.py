@@ -176,6 +176,7 @@ def test_a_single_family_judge_still_degrades_borderlines() -> None:
     assert judge_models(heuristic) == ()
 
 
+@pytest.mark.slow  # two `score` runs through the pipeline (the panel's parts: tests above)
 def test_panel_run_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, capsys, keys) -> None:
     import yaml
 
