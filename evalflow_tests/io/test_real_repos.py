@@ -96,8 +96,10 @@ def _mirror_with_a_missing_blob(tmp_path: Path) -> tuple[Path, str, str]:
     head = _git(src, "rev-parse", "HEAD")
     big = _git(src, "rev-parse", "HEAD:node_modules/big.bin")
     mirror = tmp_path / "mirror.git"
-    subprocess.run(["git", "clone", "--quiet", "--bare", str(src), str(mirror)], check=True)
-    subprocess.run(["git", "-C", str(mirror), "repack", "-adq"], check=True)
+    subprocess.run(
+        ["git", "clone", "--quiet", "--bare", str(src), str(mirror)], check=True, timeout=120
+    )
+    subprocess.run(["git", "-C", str(mirror), "repack", "-adq"], check=True, timeout=120)
     # Drop the big blob from the mirror: rewrite the pack without it.
     packs = list((mirror / "objects" / "pack").glob("*.pack"))
     keep = subprocess.run(
@@ -112,6 +114,7 @@ def _mirror_with_a_missing_blob(tmp_path: Path) -> tuple[Path, str, str]:
         capture_output=True,
         text=True,
         check=True,
+        timeout=120,
     ).stdout.split()
     pack = subprocess.run(
         ["git", "-C", str(mirror), "pack-objects", "--quiet", str(mirror / "objects/pack/pack")],
@@ -119,6 +122,7 @@ def _mirror_with_a_missing_blob(tmp_path: Path) -> tuple[Path, str, str]:
         capture_output=True,
         text=True,
         check=True,
+        timeout=120,
     )
     assert pack.stdout.strip()
     for old in packs:
