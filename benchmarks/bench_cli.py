@@ -56,9 +56,10 @@ def median_seconds(command: list[str], env: dict[str, str], repeat: int) -> floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="one repeat (CI)")
     parser.add_argument("--warehouse", type=Path, help="a scored warehouse for the read cases")
     args = parser.parse_args()
-    repeat = args.repeat
+    repeat = 1 if args.smoke else args.repeat
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "EVALFLOW_WAREHOUSE": str(Path(tmp) / "warehouse")}
         env.pop("DAGSTER_HOME", None)

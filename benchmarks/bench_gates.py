@@ -84,6 +84,8 @@ def _evaluate(repo: Path, caches: GateCaches) -> tuple[float, list[GateResult], 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cold", action="store_true", help="empty npm download cache")
+    # One fixture and one pass each already: the smoke run (CI) is the full measurement.
+    parser.add_argument("--smoke", action="store_true", help="same as the default (CI)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="evalflow-bench-gates-") as tmp:
         work = Path(tmp)

@@ -62,11 +62,12 @@ def timed(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="one repeat (CI)")
     parser.add_argument(
         "--executor", choices=[*orchestrate.EXECUTORS, "both"], default="in_process"
     )
     args = parser.parse_args()
-    repeat = args.repeat
+    repeat = 1 if args.smoke else args.repeat
     executors = orchestrate.EXECUTORS if args.executor == "both" else (args.executor,)
     os.environ.pop("DAGSTER_HOME", None)
     manifest = sorted(MANIFEST.glob("*.yaml"))[0]

@@ -193,7 +193,9 @@ def uncached_usd(records: list[UsageRecord]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer checks and repeats")
+    parser.add_argument("--smoke", action="store_true", help="as --quick (make bench in CI)")
     args = parser.parse_args()
+    args.quick |= args.smoke
     n = 8 if args.quick else 20
     repeats = 2 if args.quick else 3
     latency = 0.05

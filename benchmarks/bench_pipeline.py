@@ -13,7 +13,7 @@
    the ratio against pandas reading the same Parquet parts and grouping.
 
 Medians over repeats; the machine is shared. Run from the repository root:
-`.venv/bin/python benchmarks/bench_pipeline.py [--quick]`.
+`.venv/bin/python benchmarks/bench_pipeline.py [--quick | --smoke]`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalflow import orchestrate  # noqa: E402
 from evalflow.domain.rollup import rollup  # noqa: E402
 from evalflow.domain.vote import majority_vote  # noqa: E402
 from evalflow.gates import run_gates  # noqa: E402
@@ -50,6 +49,7 @@ from evalflow.io.evaluation import (  # noqa: E402
 )
 from evalflow.io.side_metrics import side_metrics_for_run  # noqa: E402
 from evalflow.judges.heuristic import HeuristicJudge  # noqa: E402
+from evalflow.pipeline import orchestrate  # noqa: E402
 from evalflow.pipeline.assets.plugins import plugin_tables  # noqa: E402
 from evalflow.repo.diff_surface import unified_diff  # noqa: E402
 from evalflow.storage.catalog import query, refresh_catalog  # noqa: E402
@@ -64,11 +64,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def domain_only(warehouse: Path) -> float:
+def domain_only(warehouse: Path, manifests: list[Path]) -> float:
     """The work the assets call, without Dagster: scoring, vote, roll-up, gates, side
     metrics and PluginEval for each demo run."""
     start = time.perf_counter()
-    for manifest in DEMO_RUNS:
+    for manifest in manifests:
         prepared = prepare_run(manifest, warehouse)
         snapshot = open_snapshot(prepared)
         judge = HeuristicJudge()
@@ -103,16 +103,16 @@ def domain_only(warehouse: Path) -> float:
     return time.perf_counter() - start
 
 
-def demo_split(repeats: int) -> None:
+def demo_split(repeats: int, manifests: list[Path]) -> None:
     pipeline, domain = [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as tmp:
             root = str(Path(tmp) / "wh")
-            keys = orchestrate.register(root, DEMO_RUNS)
+            keys = orchestrate.register(root, manifests)
             start = time.perf_counter()
             orchestrate.materialize(root, keys, workers=1)
             pipeline.append(time.perf_counter() - start)
-            domain.append(domain_only(Path(root)))
+            domain.append(domain_only(Path(root), manifests))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     imports = []
     for _ in range(repeats):
@@ -122,7 +122,7 @@ def demo_split(repeats: int) -> None:
         )
         imports.append(time.perf_counter() - start)
     p, d = median(pipeline), median(domain)
-    print("1. evalflow demo (3 runs, sequential, in-process executor)")
+    print(f"1. {len(manifests)} demo runs, sequential, in-process executor")
     print(f"   pipeline (materialise + rank + catalog): {p:6.2f} s")
     print(f"   domain work alone:                       {d:6.2f} s")
     print(f"   Dagster + storage overhead:              {p - d:6.2f} s ({(p - d) / p:.0%})")
@@ -251,12 +251,13 @@ def duckdb_aggregate(rows: int, repeats: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and partitions")
+    parser.add_argument("--smoke", action="store_true", help="1 repeat, 2 partitions (CI)")
     args = parser.parse_args()
-    repeats = 2 if args.quick else 5
-    demo_split(repeats)
+    repeats = 1 if args.smoke else 2 if args.quick else 5
+    demo_split(repeats, DEMO_RUNS[:1] if args.smoke else DEMO_RUNS)
     per_asset_overhead(repeats)
-    many_partitions(10 if args.quick else 100)
-    duckdb_aggregate(1_000_000, repeats)
+    many_partitions(2 if args.smoke else 10 if args.quick else 100)
+    duckdb_aggregate(100_000 if args.smoke else 1_000_000, repeats)
     shutil.rmtree(ROOT / "benchmarks" / "__pycache__", ignore_errors=True)
     return 0
 

@@ -114,11 +114,12 @@ def wall(cmd: list[str]) -> tuple[float, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and skills")
+    ap.add_argument("--smoke", action="store_true", help="50 skills, 1 repeat (CI)")
     args = ap.parse_args()
-    n_skills = 500
-    repeats = 3 if args.quick else 7
-    cli_repeats = 3 if args.quick else 7
-    per_process_n = 10 if args.quick else 25
+    n_skills = 50 if args.smoke else 500
+    repeats = 1 if args.smoke else 3 if args.quick else 7
+    cli_repeats = 1 if args.smoke else 3 if args.quick else 7
+    per_process_n = 3 if args.smoke else 10 if args.quick else 25
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

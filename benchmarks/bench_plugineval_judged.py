@@ -40,6 +40,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -255,6 +256,16 @@ def whole_corpus(
     return failures
 
 
+def _demo_plugins(tmp: Path) -> Path:
+    """The demo's skills (`data/demo/skills/<plugin>/<skill>`) laid out as a plugins/
+    snapshot (`<plugin>/skills/<skill>`): offline, in the repository, for the smoke run."""
+    plugins = tmp / "plugins"
+    for skill in sorted((ROOT / "data" / "demo" / "skills").glob("*/*/SKILL.md")):
+        target = plugins / skill.parent.parent.name / "skills" / skill.parent.name
+        shutil.copytree(skill.parent, target)
+    return plugins
+
+
 def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
@@ -270,7 +281,13 @@ def main() -> None:
     ap.add_argument("--opponents", type=int, default=8, help="--pairwise-opponents")
     ap.add_argument("--repeats", type=int, default=3, help="passes of each kind (medians)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the skill sample")
+    ap.add_argument(
+        "--smoke", action="store_true", help="the demo's skills, 2 opponents, 1 pass (CI)"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.plugins = _demo_plugins(Path(tempfile.mkdtemp(prefix="evalflow-bench-")))
+        args.skills, args.opponents, args.repeats = 3, 2, 1
     skills = sorted(p.parent for p in args.plugins.glob("*/skills/*/SKILL.md"))
     if len(skills) < args.skills:
         sys.exit(f"FAIL: {len(skills)} skills under {args.plugins}; extract the snapshot first")

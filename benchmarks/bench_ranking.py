@@ -162,15 +162,17 @@ def python_bootstrap(
 # ---- benchmarks ---------------------------------------------------------------------------
 
 
-def bench_bradley_terry(repeats: int, baseline_samples: int) -> None:
+def bench_bradley_terry(
+    repeats: int, baseline_samples: int, n_matches: int = N_MATCHES, n_samples: int = N_SAMPLES
+) -> None:
     print(
-        f"== Bradley–Terry bootstrap: {N_SAMPLES} samples × {N_MATCHES:,} matches × "
+        f"== Bradley–Terry bootstrap: {n_samples} samples × {n_matches:,} matches × "
         f"{N_PLAYERS} frameworks (median of {repeats}) =="
     )
-    matches = synthetic_matches(N_PLAYERS, N_MATCHES, SEED)
+    matches = synthetic_matches(N_PLAYERS, n_matches, SEED)
 
     def run() -> BootstrapSamples:
-        return bootstrap_bradley_terry(prepare(matches), n_samples=N_SAMPLES, seed=SEED)
+        return bootstrap_bradley_terry(prepare(matches), n_samples=n_samples, seed=SEED)
 
     seconds, boot = _median_seconds(run, repeats)
     verdict = "ok" if seconds < BT_TARGET_S else "OVER TARGET"
@@ -181,13 +183,13 @@ def bench_bradley_terry(repeats: int, baseline_samples: int) -> None:
 
     enc = res.encoded
     full = fit_or_raise(win_matrix(enc.a, enc.b, enc.score_a, enc.n_players)[None])
-    first_block = next(_draw_blocks(SEED, N_SAMPLES, res.n_draw))
+    first_block = next(_draw_blocks(SEED, n_samples, res.n_draw))
     draws = first_block[:baseline_samples].tolist()
     args = (enc.a.tolist(), enc.b.tolist(), enc.score_a.tolist(), enc.n_players)
     start = time.perf_counter()
     py = python_bootstrap(*args, draws, full.theta[0].tolist())
     per_sample = (time.perf_counter() - start) / baseline_samples
-    extrapolated = per_sample * N_SAMPLES
+    extrapolated = per_sample * n_samples
     vec = boot.samples[:baseline_samples]
     gap = float(np.abs(np.array(py) - vec).max())
     print(
@@ -218,8 +220,8 @@ def synthetic_votes(n_runs: int, checks_per_run: int, seed: int) -> pd.DataFrame
     return pd.DataFrame(rows, columns=list(CHECK_VOTE_COLUMNS))
 
 
-def bench_final_uncertainty(repeats: int) -> None:
-    n_runs, n_checks, n_sims = 100, 100, 2000
+def bench_final_uncertainty(repeats: int, n_runs: int = 100) -> None:
+    n_checks, n_sims = 100, 2000
     votes = synthetic_votes(n_runs, n_checks, SEED)
     print(
         f"== Final uncertainty: {n_runs} runs × {n_checks} checks × N = {n_sims} "
@@ -239,8 +241,13 @@ def bench_final_uncertainty(repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and baseline samples")
+    parser.add_argument("--smoke", action="store_true", help="small sizes, 1 repeat (CI)")
     args = parser.parse_args()
     repeats = 2 if args.quick else 5
+    if args.smoke:
+        bench_bradley_terry(1, baseline_samples=1, n_matches=10_000, n_samples=50)
+        bench_final_uncertainty(1, n_runs=20)
+        return
     bench_bradley_terry(repeats, baseline_samples=1 if args.quick else 3)
     bench_final_uncertainty(repeats)
 

@@ -118,8 +118,12 @@ def bench_throughput(n_chunks: int, n_queries: int, sample: int, repeats: int) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller corpus, fewer repeats")
+    parser.add_argument("--smoke", action="store_true", help="tiny corpus, 1 repeat (CI)")
     args = parser.parse_args()
-    if args.quick:
+    if args.smoke:
+        bench_harness(repeats=1)
+        bench_throughput(n_chunks=10_000, n_queries=4, sample=500, repeats=1)
+    elif args.quick:
         bench_harness(repeats=3)
         bench_throughput(n_chunks=100_000, n_queries=16, sample=2_000, repeats=3)
     else:

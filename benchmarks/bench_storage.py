@@ -70,8 +70,9 @@ def timed(action, repeats: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20,000 rows, 3 repeats")
+    parser.add_argument("--smoke", action="store_true", help="2,000 rows, 1 repeat (CI)")
     args = parser.parse_args()
-    rows, repeats = (20_000, 3) if args.quick else (200_000, 5)
+    rows, repeats = (2_000, 1) if args.smoke else (20_000, 3) if args.quick else (200_000, 5)
     frame = verdicts(rows)
     with tempfile.TemporaryDirectory() as tmp:
         wh = Warehouse(tmp)

@@ -212,9 +212,10 @@ def _median_seconds(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fifth of the repo, 3 repeats")
+    parser.add_argument("--smoke", action="store_true", help="a twentieth, 1 repeat (CI)")
     args = parser.parse_args()
-    scale = 5 if args.quick else 1
-    repeats = 3 if args.quick else 5
+    scale = 20 if args.smoke else 5 if args.quick else 1
+    repeats = 1 if args.smoke else 3 if args.quick else 5
     n_tests, n_lines = 2_000 // scale, 50_000 // scale
     files = generate_repository(n_tests, n_lines)
     added = synthetic_added_lines(files)
