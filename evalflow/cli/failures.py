@@ -1,7 +1,8 @@
 """How every command fails: one line on stderr and the fixed exit codes of `evalflow.errors`.
 
 Used by `evalflow.cli.main` and by commands that can also run on their own
-(`python -m evalflow.cli.plugin`), so the mapping exists once. EVALFLOW_DEBUG=1 re-raises.
+(`python -m evalflow.cli.plugin`), so the mapping exists once. EVALFLOW_DEBUG=1 prints an
+internal failure's traceback too; the exit code stays the same with or without it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -28,7 +30,7 @@ def exit_code_for(exc: Exception) -> int:
         click.echo(f"error: {exc.one_line()}", err=True)
         return exc.exit_code
     if os.environ.get("EVALFLOW_DEBUG"):
-        raise exc
+        traceback.print_exception(exc, file=sys.stderr)
     click.echo(
         f"internal error: {type(exc).__name__}: {exc} "
         "(rerun with EVALFLOW_DEBUG=1 for the traceback and report it)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -38,6 +39,19 @@ warehouse_option = click.option(
 )
 
 
+class FiniteCost(click.FloatRange):
+    """A cost in USD: a finite number ≥ 0 (`nan`, `inf` and `1e309` are not limits)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of dollars (e.g. 5)", param, ctx)
+        return number
+
+
 def judge_options(command):
     """--judge, --max-cost and --labels, collected into one `JudgeChoice`."""
     options = [
@@ -51,7 +65,7 @@ def judge_options(command):
         ),
         click.option(
             "--max-cost",
-            type=click.FloatRange(min=0),
+            type=FiniteCost(),
             default=None,
             help="Stop judging a run cleanly before its API spend would pass USD "
             "(remaining checks UNSCORED).",
@@ -153,6 +167,7 @@ def _materialize(
     force: bool = False,
 ):
     keys = orchestrate.resolve_partitions(root, keys)
+    orchestrate.check_judges(root, keys, judge)
     if judge.rejudge:
         _rejudge_notice(root, keys)
     stderr().print(
@@ -502,6 +517,10 @@ def demo(
 @json_option
 def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
     """Run SQL against the warehouse's DuckDB views (pretty table by default)."""
+    if not sql.strip().strip(";").strip():
+        raise InputError(
+            "no SQL statement given", fix='e.g. evalflow query "SELECT * FROM leaderboard"'
+        )
     columns, rows = run_query(settings.warehouse(_root(warehouse)), sql)
     if as_json:
         emit_json(records(columns, rows))

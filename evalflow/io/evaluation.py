@@ -90,6 +90,14 @@ def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
     base_sha = resolve_commit(repo, manifest.base)
     worktree = manifest.head == WORKTREE
     head_sha = resolve_commit(repo, "HEAD" if worktree else manifest.head)
+    if head_sha == base_sha and not worktree:
+        # Refused, not scored: an empty change would score as a framework that built nothing.
+        raise InputError(
+            f"head {manifest.head!r} is the same commit as base {manifest.base!r} "
+            f"({head_sha[:12]}): the run changed nothing",
+            where=str(manifest_path),
+            fix="set head to the commit the framework run ended on",
+        )
     surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
     if manifest.root is not None:
         _require_root(repo, head_sha, worktree, manifest.root, loaded.path)

@@ -7,6 +7,7 @@ resolve against the manifest's own directory.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,8 +18,10 @@ from pydantic import BaseModel, ValidationError
 from evalflow.domain.baseline import baseline_sha256, error_location, validate_baseline
 from evalflow.domain.models import PRD, Baseline, GateSettings, RunManifest
 from evalflow.domain.prd import parse_prd
+from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.gates.sandbox import GateLimits
+from evalflow.judges.registry import check_judge_name
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -40,7 +43,7 @@ def read_text(path: Path, what: str) -> str:
 def read_yaml(path: Path, what: str) -> Any:
     text = read_text(path, what)
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -73,8 +76,23 @@ class LoadedManifest:
 
 
 def check_gate_settings(settings: GateSettings, path: Path, what: str) -> GateSettings:
-    """`gate_limits` must name GateLimits fields with valid values (checked where read)."""
+    """`gate_limits` must name GateLimits fields with valid, finite values and `gate_env`
+    values must be passable to a process (checked where read)."""
     validate_model(GateSettings, settings.model_dump(), path, what)
+    for name, value in settings.gate_limits.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(
+                f"invalid {what}: gate_limits.{name} is {value} (not a finite number)",
+                where=str(path),
+                fix=f"give gate_limits.{name} a finite number, or null for the default",
+            )
+    for name, env_value in settings.gate_env.items():
+        if env_value is not None and "\0" in env_value:
+            raise InputError(
+                f"invalid {what}: gate_env.{name} holds a NUL byte (no process can receive it)",
+                where=str(path),
+                fix=f"remove the NUL byte from gate_env.{name}",
+            )
     try:
         GateLimits.model_validate({k: v for k, v in settings.gate_limits.items() if v is not None})
     except ValidationError as exc:
@@ -88,10 +106,40 @@ def check_gate_settings(settings: GateSettings, path: Path, what: str) -> GateSe
     return settings
 
 
+# benchmark, framework and run make the run_key, a component of warehouse paths (a file name
+# is at most 255 bytes; a table part adds its own prefix and suffix).
+MAX_KEY_PART = 64
+
+
 def load_manifest(path: Path) -> LoadedManifest:
     data = read_yaml(path, "run manifest")
     manifest = validate_model(RunManifest, data, path, "run manifest")
+    # The gate keys' own rules (a variable name, a non-empty setup) live on GateSettings.
+    gate_keys = {key: data[key] for key in GateSettings.model_fields if key in data}
+    validate_model(GateSettings, gate_keys, path, "run manifest")
     check_gate_settings(manifest.gate_settings, path, "run manifest")
+    for key in ("benchmark", "framework", "run"):
+        if len(getattr(manifest, key)) > MAX_KEY_PART:
+            raise InputError(
+                f"invalid run manifest: {key} is {len(getattr(manifest, key))} characters long "
+                f"(it becomes part of file names; at most {MAX_KEY_PART})",
+                where=str(path),
+                fix=f"shorten '{key}'",
+            )
+    cost = manifest.framework_cost_usd
+    if cost is not None and not math.isfinite(cost):
+        raise InputError(
+            f"invalid run manifest: framework_cost_usd is {cost} (not a finite number)",
+            where=str(path),
+            fix="give the framework run's cost in USD (e.g. 1.25), or leave it out",
+        )
+    if manifest.judge is not None:
+        try:
+            check_judge_name(manifest.judge)
+        except InputError as exc:
+            raise InputError(
+                f"run manifest: judge: {exc.what}", where=str(path), fix=exc.fix
+            ) from None
     return LoadedManifest(manifest, path.resolve())
 
 

@@ -47,6 +47,7 @@ from evalflow.domain.rubric.scoring import (
     validate_dimension_scores,
     weighted_total,
 )
+from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.io import settings
 
@@ -129,7 +130,7 @@ def load_rubric(path: Path = DEFAULT_RUBRIC_PATH, *, require_sound: bool = True)
     """The rubric at `path`; InputError when unreadable, off-schema or (by default) unsound."""
     where = str(path)
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read the rubric ({exc.strerror})", where=where) from exc
     except yaml.YAMLError as exc:

@@ -38,6 +38,7 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
@@ -126,7 +127,7 @@ def load_prices(path: Path | None = None) -> PriceTable:
     env = os.environ.get(PRICES_ENV)
     source = path or (Path(env) if env else PRICES_FILE)
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = load_yaml(source.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(
             f"cannot read the price table: {exc.strerror}",

@@ -41,6 +41,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalflow.domain.models import Evidence, Search, Status, Verdict
+from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.judges.base import JudgeRequest, OfflineJudge
 
@@ -94,15 +95,24 @@ def _describe(error: dict[str, Any]) -> str:
 def load_labels(path: Path) -> LabelFile:
     """Parse and validate a labels file; every problem is one InputError line."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(
             f"cannot read labels file: {exc.strerror}",
             where=str(path),
             fix=f"check the path (or {LABELS_ENV})",
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"labels file is not UTF-8 text (byte {exc.start})",
+            where=str(path),
+            fix="save the file as UTF-8",
+        ) from exc
     except yaml.YAMLError as exc:
-        raise InputError(f"labels file is not valid YAML/JSON: {exc}", where=str(path)) from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"labels file is not valid YAML/JSON: {problem}", where=where) from exc
     try:
         labels = LabelFile.model_validate(data)
     except ValidationError as exc:

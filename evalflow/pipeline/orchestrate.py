@@ -42,6 +42,9 @@ _OS_ERROR = re.compile(r"\[Errno (?P<errno>\d+)\] [^:\n]*(?:: '(?P<where>[^'\n]*
 QUIET_LOGS = {"console": {"config": {"log_level": "CRITICAL"}}}
 
 
+# Blocking asset checks that fail on the operator's input (not on evalflow's own invariants).
+INPUT_CHECKS = frozenset({"one_baseline_per_benchmark"})
+
 # Runs the CLI ranks itself, so the `rank_after_evaluation` sensor leaves them alone.
 RANKED_INLINE_TAG = "evalflow/ranked_inline"
 
@@ -189,6 +192,16 @@ def _failure_message(result: dg.ExecuteJobResult) -> tuple[str, bool]:
     visit …" does not); without one, an OS error an operator can fix (a full disk) is
     reported with its fix; anything else is an internal failure, its innermost last line."""
     for event in result.all_events:
+        evaluation = getattr(event, "event_specific_data", None)
+        if (
+            getattr(event, "event_type_value", None) == "ASSET_CHECK_EVALUATION"
+            and not evaluation.passed
+        ):
+            # A failed blocking check stops the run; its description says why. Only checks on
+            # what the operator configured are the input's fault; the others guard evalflow.
+            name = evaluation.asset_check_key.name
+            line = f"{event.step_key}: {evaluation.description or name}"
+            return line, name in INPUT_CHECKS
         if not event.is_step_failure:
             continue
         chain = []
@@ -223,13 +236,16 @@ def failures_error(outcomes: list[Outcome]) -> EvalflowError | None:
     first = failed[0]
     what = f"{len(failed)} of {len(outcomes)} run(s) failed; first: {first.partition}: "
     what += first.error
+    # Said only when true: a ranking over no stored run is no run stored.
+    stored = any(o.success and o.partition != "rank_runs" for o in outcomes)
+    others = "; the other runs were stored" if stored else ""
     if first.internal:
         return InternalError(
             what,
             fix="a bug in evalflow: report it with that Dagster run's logs (`dagster dev` shows "
-            "them); the other runs were stored",
+            f"them){others}",
         )
-    return InputError(what, fix="the other runs were stored")
+    return InputError(what, fix=others.removeprefix("; ") or None)
 
 
 def run_partition(
@@ -323,6 +339,25 @@ def resolve_partitions(warehouse_root: str, partitions: list[str] | None) -> lis
     return wanted
 
 
+def check_judges(warehouse_root: str, partitions: list[str], judge: JudgeChoice) -> None:
+    """Make each judge the runs will use once, before any Dagster run starts: a missing API
+    key, labels file, unknown judge name or unreadable cost limit is one line (exit 2), not
+    a failed run per partition followed by a ranking of nothing."""
+    from evalflow.io.inputs import load_manifest
+    from evalflow.io.registry import manifest_for
+    from evalflow.judges.registry import make_judge
+    from evalflow.pipeline.resources import EvalflowResource
+
+    EvalflowResource(warehouse=warehouse_root, **judge.config()).cost_limit()
+    warehouse = settings.warehouse(warehouse_root)
+    names = {
+        judge.name or load_manifest(manifest_for(warehouse, key)).manifest.judge
+        for key in partitions
+    }
+    for name in sorted(n or settings.default_judge() for n in names):
+        make_judge(name, labels_path=judge.labels)
+
+
 def materialize(
     warehouse_root: str,
     partitions: list[str] | None,
@@ -341,6 +376,7 @@ def materialize(
         raise InputError(f"unknown executor {executor!r}", fix=f"use one of {', '.join(EXECUTORS)}")
     warehouse = settings.warehouse(warehouse_root)
     wanted = resolve_partitions(warehouse_root, partitions)
+    check_judges(warehouse_root, wanted, judge)
     _ensure_partitions(instance(warehouse_root), wanted)
     outcomes: list[Outcome] = []
     if workers <= 1 or len(wanted) == 1:

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.repo.git import run_bounded, scrubbed_env
 
@@ -50,7 +51,7 @@ def _load_spec(source: Path) -> BuildSpec:
             "no build.yaml in the source tree", where=str(source), fix="add build.yaml (see docs)"
         )
     try:
-        return BuildSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return BuildSpec.model_validate(load_yaml(path.read_text(encoding="utf-8")))
     except (yaml.YAMLError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         raise InputError(f"invalid build.yaml: {first}", where=str(path)) from exc

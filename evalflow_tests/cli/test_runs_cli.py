@@ -171,3 +171,39 @@ def test_uri_warehouse_keeps_local_artifacts_in_the_workdir(
     monkeypatch.delenv("EVALFLOW_WORKDIR")
     code, _, err = run_cli(capsys, "score", str(mini / "runs" / "good.yaml"))
     assert code == 2 and "set EVALFLOW_WORKDIR" in err
+
+
+def test_two_baselines_in_one_benchmark_are_named_exit_2(
+    mini: Path, warehouse_dir: Path, capsys
+) -> None:
+    """Two runs of a benchmark judged against different baseline files: one line naming both
+    hashes and the run using the other (was "a bug in evalflow", exit 3)."""
+    other = (mini / "_ac-baseline.yaml").read_text().replace("bye() exists", "bye() is defined")
+    (mini / "other-baseline.yaml").write_text(other)
+    partial = yaml.safe_load((mini / "runs" / "partial.yaml").read_text())
+    (mini / "runs" / "partial.yaml").write_text(
+        yaml.safe_dump({**partial, "baseline": "../other-baseline.yaml"})
+    )
+    manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
+    assert run_cli(capsys, "register", *manifests)[0] == 0
+    code, _, err = run_cli(capsys, "materialize", "--workers", "1")
+    last = err.strip().splitlines()[-1]
+    assert code == 2, err
+    assert "mixes baseline hashes" in last and "mini.good.r1 uses" in last, last
+    assert "bug in evalflow" not in err
+
+
+def test_a_re_frozen_baseline_re_scores_every_run_without_a_mix(
+    mini: Path, warehouse_dir: Path, capsys
+) -> None:
+    manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
+    assert run_cli(capsys, "register", *manifests)[0] == 0
+    assert run_cli(capsys, "materialize", "--workers", "1")[0] == 0
+    baseline = mini / "_ac-baseline.yaml"
+    baseline.write_text(baseline.read_text().replace("bye() exists", "bye() is defined"))
+    code, _, err = run_cli(capsys, "materialize", "--workers", "1")
+    assert code == 0, err
+    _, out, _ = run_cli(
+        capsys, "query", "SELECT count(DISTINCT baseline_sha256) AS n FROM run_manifest", "--json"
+    )
+    assert json.loads(out) == [{"n": 1}]

@@ -19,7 +19,9 @@ import pandas as pd
 
 from evalflow.domain.models import Evidence
 from evalflow.domain.rollup import PRIORITY_WEIGHTS
+from evalflow.errors import InputError
 from evalflow.io.evaluation import open_snapshot
+from evalflow.io.inputs import load_benchmark, load_manifest
 from evalflow.judges.validator import evidence_problem
 from evalflow.pipeline.assets.common import benchmark, prepare
 from evalflow.pipeline.assets.partitions import evaluations
@@ -102,17 +104,42 @@ def one_baseline_per_benchmark(
     warehouse = evalflow.get_warehouse()
     everything = warehouse.read("run_manifest")
     bench = run_manifest["benchmark"].iloc[0]
-    same = everything[everything["benchmark"] == bench]
-    hashes = sorted(set(same["baseline_sha256"]) | set(run_manifest["baseline_sha256"]))
+    mine = str(run_manifest["baseline_sha256"].iloc[0])
+    others = everything[
+        (everything["benchmark"] == bench)
+        & (everything["run_key"] != run_manifest["run_key"].iloc[0])
+    ]
+    # A run stored with an older hash whose manifest now resolves to this run's baseline was
+    # scored before a re-freeze: stale (re-scored when it is next materialised), not a mix.
+    mixed = {
+        row.run_key: row.baseline_sha256
+        for row in others.itertuples()
+        if row.baseline_sha256 != mine and _current_baseline_hash(row.manifest_path) != mine
+    }
+    named = "; ".join(f"{key} uses {sha[:16]}" for key, sha in sorted(mixed.items()))
     return dg.AssetCheckResult(
-        passed=len(hashes) == 1,
-        metadata={"benchmark": bench, "baseline_hashes": ", ".join(h[:16] for h in hashes)},
+        passed=not mixed,
+        metadata={
+            "benchmark": bench,
+            "baseline_hashes": ", ".join(sorted({mine[:16], *(h[:16] for h in mixed.values())})),
+        },
         description=None
-        if len(hashes) == 1
+        if not mixed
         else (
-            f"benchmark {bench} mixes {len(hashes)} baseline hashes; its Finals are not comparable"
+            f"benchmark {bench} mixes baseline hashes: this run uses {mine[:16]}; {named}; "
+            "its Finals are not comparable — point every manifest of the benchmark at one "
+            "frozen baseline (manifest key `baseline`) and re-score the others"
         ),
     )
+
+
+def _current_baseline_hash(manifest_path: str) -> str | None:
+    """The hash of the baseline the manifest points to now (None when it no longer loads)."""
+    try:
+        loaded = load_manifest(Path(manifest_path))
+        return load_benchmark(loaded.resolve(loaded.manifest.baseline)).baseline_sha256
+    except InputError:
+        return None
 
 
 @dg.asset_check(
