@@ -34,6 +34,7 @@ import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -248,6 +249,69 @@ def _toplevel(repo: Path) -> Path | None:
     return None
 
 
+# Entries of a ``.git`` directory that make git read another repository's objects or refs.
+_FOREIGN_FILES = (
+    ("commondir", "a 'commondir' file (a linked worktree) sharing another repository's data"),
+    ("objects/info/alternates", "'objects/info/alternates' borrowing another repository's objects"),
+    ("objects/info/http-alternates", "'objects/info/http-alternates' borrowing remote objects"),
+)
+# The .git entries upload-pack reads objects and refs from (the two directories walked whole):
+# a symbolic link among them (a linked pack, ref or object directory) is another repository's.
+_DATA = ("HEAD", "packed-refs", "shallow", "objects", "refs")
+_FOREIGN_FIX = "score a standalone copy made with `git clone --no-local <repo> <copy>`"
+
+
+def _refuse_foreign(top: Path) -> None:
+    """Refuse a repository whose git data is (partly) another repository's.
+
+    upload-pack follows a gitfile, a ``.git`` symlink, ``commondir`` and alternates, so the
+    mirror would hold files of a repository the manifest never named (another project's
+    secrets). Only a plain ``.git`` directory whose objects and refs are its own is read.
+    """
+    dot_git = top / ".git"
+    mode = os.lstat(dot_git).st_mode
+    if stat.S_ISLNK(mode):
+        what = ".git is a symbolic link (to another repository's data)"
+    elif stat.S_ISREG(mode):
+        what = (
+            ".git is a file pointing at another repository's data (a linked worktree or submodule)"
+        )
+    elif not stat.S_ISDIR(mode):
+        what = ".git is not a directory"
+    else:
+        what = next(
+            (
+                f"the repository has {why}"
+                for rel, why in _FOREIGN_FILES
+                if os.path.lexists(dot_git / rel)
+            ),
+            "",
+        ) or _linked_entry(dot_git)
+    if what:
+        raise InputError(what, where=str(top), fix=_FOREIGN_FIX)
+
+
+def _linked_entry(dot_git: Path) -> str:
+    """Why `dot_git` is refused for a symbolic link among its data entries ("" if none).
+
+    ``scandir`` types entries without a stat each, so a repository of many loose objects is
+    checked in one pass over its directories.
+    """
+    pending = [dot_git]
+    while pending:
+        here = pending.pop()
+        with os.scandir(here) as entries:
+            for entry in entries:
+                if here == dot_git and entry.name not in _DATA:
+                    continue
+                if entry.is_symlink():
+                    rel = os.path.relpath(entry.path, dot_git)
+                    return f"the repository's .git/{rel} is a symbolic link"
+                if entry.is_dir():
+                    pending.append(Path(entry.path))
+    return ""
+
+
 def _mirror_path(ws: _Workspace, top: Path) -> Path:
     key = hashlib.sha256(str(top).encode()).hexdigest()[:20]
     return ws.root / "mirrors" / f"{key}.git"
@@ -272,6 +336,7 @@ def _copy_excludes(top: Path, mirror: Path) -> None:
 
 def _sync(top: Path) -> _Mirror:
     """The mirror of `top`, created or fetched so its refs and HEAD equal the repository's."""
+    _refuse_foreign(top)
     ws = _workspace()
     with ws.lock:
         mirror = ws.mirrors.get(top) or _create_mirror(ws, top)
@@ -461,6 +526,7 @@ def require_repo(repo: Path) -> Path:
     )
     if top is None:
         raise not_a_repo
+    _refuse_foreign(top)  # its own message, not "not a git repository"
     try:
         _sync(top)
     except InputError as exc:

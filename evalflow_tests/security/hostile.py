@@ -13,6 +13,7 @@ and its clean twin built from the same sources have the same SHAs and must score
 from __future__ import annotations
 
 import shlex
+import shutil
 import stat
 import subprocess
 from contextlib import suppress
@@ -82,16 +83,18 @@ def _git(repo: Path, *args: str) -> None:
         raise RuntimeError(f"git {args[0]} failed: {done.stderr.decode(errors='replace')}")
 
 
-def naive_git(repo: Path, *args: str) -> None:
+def naive_git(repo: Path, *args: str) -> bytes:
     """Run git inside `repo` as a user would (its config honoured); a hang is cut short.
 
-    The control of an attack: the markers it leaves prove the attack is live outside evalflow.
+    The control of an attack: the markers it leaves (or the output) prove the attack is live
+    outside evalflow.
     """
     # The filter-process attack blocks git; its marker is already written when it times out.
     with suppress(subprocess.TimeoutExpired):
-        run_bounded(
+        return run_bounded(
             ["git", "-C", str(repo), *args], env=_NAIVE_ENV, cwd=repo, timeout_s=NAIVE_TIMEOUT_S
-        )
+        ).stdout
+    return b""
 
 
 def marker_script(path: Path, markers: Path, name: str) -> Path:
@@ -239,3 +242,45 @@ def submodule_repo(root: Path, markers: Path, *, embedded: bool) -> Path:
     _git(repo / "sub", "config", "filter.x.clean", str(script))
     (repo / "sub" / "f.txt").write_text("two\n")  # dirty, so a status must clean it
     return repo
+
+
+FOREIGN_SECRET = "another-project-secret-6d1f"
+FOREIGN_VECTORS = ("gitfile", "git-symlink", "alternates", "commondir", "objects-symlink")
+
+
+def foreign_repo(root: Path, vector: str) -> tuple[Path, str]:
+    """A repository that reads another one's objects through `vector`, and the revision under
+    which plain git shows that other repository's ``secret.txt``."""
+    other = root / "other"
+    other.mkdir(parents=True)
+    _git(other, "init", "-q", "--initial-branch=main")
+    (other / "secret.txt").write_text(FOREIGN_SECRET + "\n")
+    _git(other, "add", ".")
+    _git(other, "commit", "-qm", "other")
+    repo = root / "hostile"
+    repo.mkdir()
+    if vector == "gitfile":
+        (repo / ".git").write_text(f"gitdir: {other / '.git'}\n")
+        return repo, "HEAD"
+    if vector == "git-symlink":
+        (repo / ".git").symlink_to(other / ".git")
+        return repo, "HEAD"
+    if vector == "commondir":
+        (repo / ".git").mkdir()
+        (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (repo / ".git" / "commondir").write_text(f"{other / '.git'}\n")
+        return repo, "HEAD"
+    _git(repo, "init", "-q", "--initial-branch=main")
+    (repo / "app.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "own")
+    stolen = (other / ".git" / "refs" / "heads" / "main").read_text()
+    (repo / ".git" / "refs" / "heads" / "stolen").write_text(stolen)
+    objects = repo / ".git" / "objects"
+    if vector == "alternates":
+        (objects / "info" / "alternates").write_text(f"{other / '.git' / 'objects'}\n")
+    else:  # objects-symlink: this repository's objects are the other's (own ones copied in)
+        _git(other, "fetch", "-q", str(repo), "main:own")
+        shutil.rmtree(objects)
+        objects.symlink_to(other / ".git" / "objects")
+    return repo, "stolen"

@@ -26,9 +26,12 @@ from evalflow.repo.guard import capture_state, verify_unchanged
 from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
 from evalflow_tests.mini_benchmark import make_mini
 from evalflow_tests.security.hostile import (
+    FOREIGN_SECRET,
+    FOREIGN_VECTORS,
     HOSTILE_ATTRIBUTES,
     arm_all,
     fired,
+    foreign_repo,
     naive_git,
     submodule_repo,
 )
@@ -278,3 +281,46 @@ def test_score_of_a_repository_with_a_hostile_submodule_runs_nothing(
     _, err = capsys.readouterr()
     assert done.value.code in (0, None), err
     _contained(markers)
+
+
+@pytest.mark.parametrize("vector", FOREIGN_VECTORS)
+def test_a_repository_reading_another_ones_data_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], vector: str
+) -> None:
+    repo, rev = foreign_repo(tmp_path, vector)
+    # The control: plain git reads the other repository's file through this one.
+    assert FOREIGN_SECRET in naive_git(repo, "show", f"{rev}:secret.txt").decode()
+    bench = make_mini(tmp_path / "bench")
+    argv = ["probe", "test", str(bench / "_ac-baseline.yaml"), "S1-AC1-I1", "--repo", str(repo)]
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--head", rev])
+    out, err = capsys.readouterr()
+    assert done.value.code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "another repository" in line or "symbolic link" in line, line
+    assert "git clone --no-local" in line and FOREIGN_SECRET not in out + err
+
+
+@pytest.mark.slow
+def test_score_refuses_a_gitfile_repository_with_one_error_line(
+    tmp_path: Path, warehouse_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, rev = foreign_repo(tmp_path, "gitfile")
+    bench = make_mini(tmp_path / "bench")
+    manifest = bench / "runs" / "foreign.yaml"
+    manifest.write_text(
+        yaml.safe_dump(
+            {"benchmark": "mini", "framework": "f", "run": "r1", "repo": str(repo),
+             "base": rev, "head": rev}
+        )
+    )  # fmt: skip
+    with pytest.raises(SystemExit) as done:
+        main(["score", str(manifest)])
+    out, err = capsys.readouterr()
+    assert done.value.code == 2 and "Traceback" not in out + err
+    line = err.strip().splitlines()[-1]  # after score's progress lines: the one error line
+    assert (
+        line.startswith("error: ")
+        and ".git is a file pointing at another repository's data" in line
+    )
+    assert FOREIGN_SECRET not in out + err
