@@ -528,6 +528,39 @@ class GateCommands(Frozen):
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A variable whose name holds one of these is a secret: masked in gate output, never passed
+# through (`gate_env: {NAME: null}`) from evalflow's own environment.
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
+# Where evalflow and the SDKs it uses read keys and cloud credentials from (the judges' API
+# keys, cloud SDK credentials; a key named by EVALFLOW_OPENAI_API_KEY_ENV holds a marker):
+# gate_env may not name them at all, with a value or without.
+_EVALFLOW_SECRET_PREFIXES = (
+    "ANTHROPIC_", "OPENAI_", "AWS_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_",
+    "AZURE_",
+)  # fmt: skip
+
+
+def check_gate_env(env: dict[str, str | None]) -> dict[str, str | None]:
+    """`env` if every name is a variable name gates may get, else ValueError naming the first.
+
+    The repository's code runs in the gates, so a name there reaches hostile code: evalflow's
+    own keys and credentials can never be named, and no secret-looking variable can be passed
+    through from evalflow's environment (a literal test value is the project's own).
+    """
+    for name, value in env.items():
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+        if name.upper().startswith(_EVALFLOW_SECRET_PREFIXES):
+            raise ValueError(
+                f"gate_env may not name {name}: evalflow reads its keys and credentials from "
+                "such variables, and gates run the repository's code — remove it"
+            )
+        if value is None and any(marker in name.upper() for marker in SECRET_MARKERS):
+            raise ValueError(
+                f"gate_env may not pass {name} through from evalflow's environment (it looks "
+                "like a secret) — give the gates a test value instead"
+            )
+    return env
 
 
 class GateSettings(Frozen):
@@ -560,10 +593,7 @@ class GateSettings(Frozen):
     @field_validator("gate_env")
     @classmethod
     def _names(cls, value: dict[str, str | None]) -> dict[str, str | None]:
-        bad = [name for name in value if not _ENV_NAME.match(name)]
-        if bad:
-            raise ValueError(f"{bad[0]!r} is not an environment variable name")
-        return value
+        return check_gate_env(value)
 
     def over(self, defaults: GateSettings) -> GateSettings:
         """These settings, with every unset key taken from `defaults` (env/limits merged)."""
@@ -621,6 +651,11 @@ class RunManifest(Frozen):
                 f"{value!r} may only hold letters, digits, '-' and '_' (it is part of a run_key)"
             )
         return value
+
+    @field_validator("gate_env")
+    @classmethod
+    def _gate_env(cls, value: dict[str, str | None]) -> dict[str, str | None]:
+        return check_gate_env(value)
 
     @field_validator("root")
     @classmethod

@@ -50,6 +50,7 @@ What is *not* protected:
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import functools
@@ -68,13 +69,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalflow.domain.gates import mentioned_paths
+from evalflow.domain.models import SECRET_MARKERS
 from evalflow.errors import InputError
 
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
 MIN_SECRET_CHARS = 8
 MASK = "***"
 MIB = 1 << 20
@@ -385,7 +387,26 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
         for match in _URL_CREDENTIALS.finditer(value):
             found.update({value, match.group(2), f"{match.group(1)}:{match.group(2)}@"})
     kept = {value for value in found if len(value) >= MIN_SECRET_CHARS or value.endswith("@")}
+    encoded = {form for value in kept for form in encodings(value)}
+    kept |= {form for form in encoded if len(form) >= MIN_SECRET_CHARS}
     return tuple(sorted(kept, key=lambda v: (-len(v), v)))
+
+
+def encodings(value: str) -> set[str]:
+    """Cheap disguises of `value` a gate could print to get it past literal masking.
+
+    Reversed, hex (both cases), percent-encoded, and base64 (standard and URL-safe) at each of
+    the three byte alignments it can have inside a longer encoded text: the stable core of
+    each, without the groups that mix in the neighbouring bytes.
+    """
+    raw = value.encode()
+    forms = {value[::-1], raw.hex(), raw.hex().upper(), quote(value, safe=""), quote_plus(value)}
+    for shift in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(b"\0" * shift + raw).decode()
+            # Drop the group holding the padding bytes and the last (possibly partial) group.
+            forms.add(text[4 if shift else 0 : -4 if len(text) > 4 else None])
+    return {form for form in forms if form and form != value}
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
