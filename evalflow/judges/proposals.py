@@ -1,9 +1,9 @@
 """Offline probe proposals against the runs: `evalflow baseline draft --repo R1 --repo R2 …`.
 
 Each candidate of `evalflow.domain.probe_proposals` (an identifier the AC fixes, named in the
-check) is tried on every run with the heuristic judge's own code (`explain_check`, what
-`evalflow probe test` shows): it decides the check in a run when the check alone with that
-probe is MET there. A candidate is proposed only when it decides the check in at least two
+check) is tried on every run with the heuristic judge's own code (its verdict, as `evalflow
+probe test` shows it): it decides the check in a run when the check alone with that probe is
+MET there. A candidate is proposed only when it decides the check in at least two
 runs (in the one run when only one is given): a pattern that fits one run's naming is not
 portable. Proposed probes carry `proposed: true`, which `baseline freeze` refuses until a
 person accepts them; `accept=True` writes them accepted. No network, no model: the same
@@ -18,7 +18,7 @@ from evalflow.domain.baseline_draft import DraftAC, DraftCheck
 from evalflow.domain.models import BaselineAC, Check, Probe, TestLevelPolicy
 from evalflow.domain.probe_proposals import candidates
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.heuristic import HeuristicJudge, explain_check
+from evalflow.judges.heuristic import HeuristicJudge
 from evalflow.repo.snapshot import RepoSnapshot
 
 
@@ -51,7 +51,8 @@ def _decides(
         diff_paths=tuple(sorted(snapshot.files)),  # the run's files at head
         test_levels=TestLevelPolicy(),
     )
-    return explain_check(judge, request, baseline_ac, one).verdict.status == "MET"
+    # The judge's own verdict (what `probe test` shows, without listing every line it read).
+    return judge.score(request)[0].status == "MET"
 
 
 def propose(
