@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evalflow.domain.globs import glob_problem
 from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
 
 Priority = Literal["P0", "P1", "P2"]
@@ -149,6 +150,14 @@ class Probe(Frozen):
         if self.files == "docs" and self.within is not None:
             raise ValueError("within needs code; a files: docs probe cannot have one")
         return self
+
+    @field_validator("path_globs")
+    @classmethod
+    def _globs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        problem = next((p for p in map(glob_problem, value) if p), None)
+        if problem:
+            raise ValueError(f"probe {problem}")
+        return value
 
     @field_validator("pattern")
     @classmethod

@@ -23,18 +23,23 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalflow.domain.globs import glob_match
+from evalflow.domain.globs import glob_match, glob_problem
 from evalflow.domain.models import Search
 from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
 from evalflow.repo.snapshot import RepoSnapshot
 
 MAX_PATTERN_CHARS = 500
 _LINE_CHARS = 400
+# Wall-clock bound on one list_files/grep call: RE2 is linear, but a model's program can still
+# cost seconds per 100 KB (`((.*a){30}){30}`), and a judge must not stall for minutes. Not in
+# `ToolLimits` (the judge fingerprint): it changes no answer that finishes in time.
+CALL_SECONDS = 10.0
 
 
 class ToolLimits(BaseModel):
@@ -108,6 +113,19 @@ TOOL_DEFINITIONS: tuple[dict[str, Any], ...] = (
 TOOL_NAMES = frozenset(t["name"] for t in TOOL_DEFINITIONS)
 
 
+def _bad_glob(glob: str) -> str | None:
+    """Why `glob` may not be used (a bad path, or too many wildcards), or None."""
+    return _bad_path(glob) or glob_problem(glob)
+
+
+def _timed_out(tool: str, started: float, where: str) -> ToolResult:
+    return ToolResult(
+        f"error: {tool} stopped after {time.monotonic() - started:.0f} s (the per-call limit is "
+        f"{CALL_SECONDS:.0f} s) at {where}; narrow the pattern or the glob",
+        is_error=True,
+    )
+
+
 def _bad_path(path: str) -> str | None:
     """Why `path` may not be used as a repository path, or None when it is plain."""
     if not path:
@@ -175,18 +193,24 @@ class RepoTools:
         )
 
     def list_files(self, glob: str) -> ToolResult:
-        problem = _bad_path(glob)
+        problem = _bad_glob(glob)
         if problem:
             return ToolResult(f"error: refused: {problem}", is_error=True)
         diff = set(self._diff)
-        paths = [p for p in self._diff + self._rest if glob_match(p, glob)]
+        started = time.monotonic()
+        paths = []
+        for path in self._diff + self._rest:
+            if time.monotonic() - started > CALL_SECONDS:
+                return _timed_out("list_files", started, path)
+            if glob_match(path, glob):
+                paths.append(path)
         lines = [f"{p} [diff]" if p in diff else p for p in paths]
         text = _bounded(lines, self.limits.max_matches, self.limits.max_chars, "paths", "glob")
         search = self._record(glob, "list_files: diff surface then repository", len(paths))
         return ToolResult(text or f"no file matches {glob!r}", search=search)
 
     def grep(self, pattern: str, path_glob: str) -> ToolResult:
-        problem = _bad_path(path_glob)
+        problem = _bad_glob(path_glob)
         if problem:
             return ToolResult(f"error: refused: {problem}", is_error=True)
         if len(pattern) > MAX_PATTERN_CHARS:
@@ -198,10 +222,13 @@ class RepoTools:
         except UntrustedPatternError as exc:
             return ToolResult(f"error: invalid regular expression: {exc}", is_error=True)
         lines: list[str] = []
+        started = time.monotonic()
         for path in self._diff + self._rest:
             if not glob_match(path, path_glob):
                 continue
             for number, text in enumerate(self.snapshot.lines(path), start=1):
+                if time.monotonic() - started > CALL_SECONDS:
+                    return _timed_out("grep", started, f"{path}:{number}")
                 if regex.search(text):
                     lines.append(f"{path}:{number}: {text[:_LINE_CHARS]}")
         answer = _bounded(
