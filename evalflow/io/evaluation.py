@@ -37,6 +37,7 @@ from evalflow.repo.diff_surface import DiffFile, diff_surface
 from evalflow.repo.git import git, require_repo, resolve_commit
 from evalflow.repo.run_view import confine_diff, confine_snapshot
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
+from evalflow.repo.test_inventory import FailedTest, failed_tests
 
 K_RUNS = 3
 # The reasons `evalflow.judges.anthropic_judge.failure_reason` gives a check whose model call
@@ -257,9 +258,11 @@ def score_run(
     run: int,
     snapshot: RepoSnapshot,
     acceptance: tuple[AcceptanceRun, ...] = (),
+    failing: frozenset[FailedTest] = frozenset(),
 ) -> list[Verdict]:
     """Scoring run `run` (1..k): the judge's verdicts after the shared validator;
-    `acceptance` are the run's executed `run` probes (behavioural evidence).
+    `acceptance` are the run's executed `run` probes (behavioural evidence), `failing` the
+    tests its unit/e2e gates report failing at head (`failing_from_gates`).
 
     Raises JudgeFailedError (one line: the judge's first error) when the judge failed on
     every check, so the run is neither stored as scored nor ranked."""
@@ -274,6 +277,7 @@ def score_run(
         author_model=prepared.manifest.author_model,
         acceptance=acceptance,
         portable=portable_probes(prepared.benchmark.baseline.checked_against, prepared.run_key),
+        failing=failing,
     )
     verdicts = judge.score(request)
     expected = {check.id for _, check in request.checks}
@@ -294,6 +298,15 @@ def score_run(
         )
     diff = set(prepared.diff_paths)
     return [validate_verdict(v, snapshot, diff) for v in verdicts]
+
+
+def failing_from_gates(gates: pd.DataFrame) -> frozenset[FailedTest]:
+    """The tests a run's failed unit/e2e gates name in their stored output (SPEC §5: a
+    T-check's evidence is an assertion in a test that runs)."""
+    if gates.empty:
+        return frozenset()
+    failed = gates[gates["gate"].isin(["unit", "e2e"]) & (gates["status"] == "fail")]
+    return frozenset().union(*(failed_tests(str(t)) for t in failed["output_tail"]))
 
 
 def checks_frame(baseline: Baseline) -> pd.DataFrame:

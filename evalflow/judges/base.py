@@ -15,6 +15,7 @@ from evalflow.domain.acceptance import AcceptanceRun
 from evalflow.domain.models import Anchor, BaselineAC, Check, TestLevelPolicy, Verdict
 from evalflow.judges.cost import UsageRecord
 from evalflow.repo.snapshot import RepoSnapshot
+from evalflow.repo.test_inventory import FailedTest
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class JudgeRequest:
     # (check id, probe number) of the probes the baseline's run record shows portable
     # (`evalflow.domain.portability.portable_probes`): their silence may prove absence.
     portable: frozenset[tuple[str, int]] = frozenset()
+    # Tests the run's unit/e2e gates report failing at head: never proof of a T-check.
+    failing: frozenset[FailedTest] = frozenset()
 
 
 class Judge(Protocol):

@@ -63,10 +63,12 @@ from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
 from evalflow.repo.snapshot import RepoSnapshot
 from evalflow.repo.test_inventory import (
+    FailedTest,
     LevelConventions,
     TestCase,
     TestIndex,
     build_inventory,
+    fails_at_head,
     is_test_file,
 )
 
@@ -106,11 +108,16 @@ class _Index:
     """Per-snapshot lookups shared by every check of one scoring run."""
 
     def __init__(
-        self, snapshot: RepoSnapshot, diff_paths: tuple[str, ...], conventions: LevelConventions
+        self,
+        snapshot: RepoSnapshot,
+        diff_paths: tuple[str, ...],
+        conventions: LevelConventions,
+        failing: frozenset[FailedTest] = frozenset(),
     ):
         self.snapshot = snapshot
         self.diff = set(diff_paths)
         self.conventions = conventions
+        self.failing = failing
 
     @cached_property
     def test_paths(self) -> frozenset[str]:
@@ -263,8 +270,9 @@ class HeuristicJudge(OfflineJudge):
             or index.snapshot is not request.snapshot
             or index.diff != set(request.diff_paths)
             or index.conventions != conventions
+            or index.failing != request.failing
         ):
-            index = _Index(request.snapshot, request.diff_paths, conventions)
+            index = _Index(request.snapshot, request.diff_paths, conventions, request.failing)
             self._index = index
         return index
 
@@ -505,6 +513,8 @@ class HeuristicJudge(OfflineJudge):
             case = index.tests.enclosing(hit.path, hit.line)
             if case is None:
                 reasons.add("matches outside any test case")
+            elif fails_at_head(case, index.failing):
+                reasons.add(f"only in tests the gates report failing at head ({case.test_id})")
             elif named is not None and not _whole_name(named, case.name):
                 reasons.add(f"only in test cases not named {named!r}")
             elif case.skipped:

@@ -582,3 +582,51 @@ def inventory_frame(cases: Iterable[TestCase]) -> pd.DataFrame:
             for column, dtype in _FRAME_DTYPES.items()
         }
     )
+
+
+@dataclass(frozen=True)
+class FailedTest:
+    """A test a gate's output reports as failing or erroring at head: its file (when the
+    runner names it) and its name path (suite names, then the test's own name)."""
+
+    path: str | None
+    names: tuple[str, ...]
+
+
+# pytest's summary (`FAILED tests/x.py::Class::test_y[row] - msg`, `ERROR ...`), vitest's
+# (` FAIL  src/x.test.ts > suite > name`) and jest's failure headings (`● suite › name`).
+_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (?P<path>[^\s:]+)::(?P<names>\S+)")
+_VITEST_FAILED = re.compile(r"^\s*FAIL\s+(?P<path>\S+)\s+>\s+(?P<names>.+?)\s*$")
+_JEST_FAILED = re.compile(r"^\s*●\s+(?P<names>.+›.+?)\s*$")
+
+
+def failed_tests(output: str) -> frozenset[FailedTest]:
+    """The failing tests a unit/e2e gate's output names (pytest, vitest, jest)."""
+    found: set[FailedTest] = set()
+    for line in output.splitlines():
+        if m := _PYTEST_FAILED.match(line):
+            names = tuple(re.sub(r"\[.*\]$", "", n) for n in m["names"].split("::"))
+            found.add(FailedTest(m["path"], names))
+        elif m := _VITEST_FAILED.match(line):
+            found.add(FailedTest(m["path"], tuple(n.strip() for n in m["names"].split(" > "))))
+        elif m := _JEST_FAILED.match(line):
+            found.add(FailedTest(None, tuple(n.strip() for n in m["names"].split(" › "))))
+    return frozenset(found)
+
+
+def fails_at_head(case: TestCase, failed: frozenset[FailedTest]) -> bool:
+    """Whether a gate reported `case` failing: same test name (and suites, when the runner
+    gives them) in a file whose path ends with the reported one (runners report paths
+    relative to where they ran)."""
+    for test in failed:
+        if test.names[-1] != case.name:
+            continue
+        if test.path is not None and not (
+            case.path == test.path or case.path.endswith("/" + test.path.lstrip("./"))
+        ):
+            continue
+        suites = test.names[:-1]
+        if test.path is None and suites and tuple(case.suite[-len(suites) :]) != suites:
+            continue
+        return True
+    return False

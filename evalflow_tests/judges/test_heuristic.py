@@ -645,3 +645,23 @@ def test_a_run_without_any_test_file_proves_every_t_check_absent(make_repo) -> N
     check = _t_check("unit", probe("test-assert", r"assert start_trial\("))
     v = score(repo, check, portable=False)["T1"]
     assert v.status == "UNMET" and "the run has no test file at all" in v.rationale
+
+
+def test_a_test_the_gates_report_failing_proves_no_t_check(make_repo) -> None:
+    from dataclasses import replace
+
+    from evalflow.repo.test_inventory import FailedTest
+
+    repo = fixture(make_repo)
+    check = _t_check("e2e", probe("test-assert", r"assert resp\.status == 201"))
+    assert score(repo, check)["T1"].status == "MET"
+    head = resolve_commit(repo, "head")
+    snap = load_snapshot(repo, head)
+    diff = tuple(f.path for f in diff_surface(repo, resolve_commit(repo, "base"), head))
+    ac = BaselineAC(id="AC1", text="x", checks=(check,))
+    request = JudgeRequest(
+        run_key="b.f.r", run=1, checks=((ac, check),), snapshot=snap, diff_paths=diff
+    )
+    failing = frozenset({FailedTest("tests/e2e/test_api.py", ("test_signup_persists",))})
+    (v,) = HeuristicJudge().score(replace(request, failing=failing))
+    assert v.status == "UNMET" and "failing at head" in v.rationale

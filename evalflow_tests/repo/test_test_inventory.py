@@ -249,3 +249,23 @@ def test_row_cap_adds_a_note() -> None:
     result = scan_test_file(PY_PATH, src, LevelConventions(max_rows_per_test=4))
     assert len(result.cases) == 4
     assert [n.kind for n in result.notes] == ["rows_truncated"]
+
+
+def test_failed_tests_are_read_from_pytest_vitest_and_jest_output() -> None:
+    from evalflow.repo.test_inventory import FailedTest, failed_tests
+
+    output = "\n".join(
+        [
+            "FAILED tests/e2e/test_api.py::test_redirect - assert 302 == 301",
+            "ERROR tests/unit/test_x.py::TestBox::test_rows[a-1] - ImportError",
+            " FAIL  src/links.test.ts > links > redirects with 301",
+            "  ● links › counts a click",
+            "1 failed, 3 passed in 0.2s",
+        ]
+    )
+    assert failed_tests(output) == {
+        FailedTest("tests/e2e/test_api.py", ("test_redirect",)),
+        FailedTest("tests/unit/test_x.py", ("TestBox", "test_rows")),
+        FailedTest("src/links.test.ts", ("links", "redirects with 301")),
+        FailedTest(None, ("links", "counts a click")),
+    }

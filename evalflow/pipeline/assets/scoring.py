@@ -2,7 +2,8 @@
 
 Each is its own asset, so one run can be retried or re-materialised alone; each passes the
 judge's verdicts through the shared evidence validator before they are stored. Each reads
-`acceptance_runs`: the baseline's executed `run` probes are behavioural evidence.
+`acceptance_runs`: the baseline's executed `run` probes are behavioural evidence; and
+`gates`: a test the unit/e2e gates report failing at head proves no T-check.
 """
 
 import dagster as dg
@@ -11,6 +12,7 @@ import pandas as pd
 from evalflow.io.evaluation import (
     K_RUNS,
     acceptance_from_frame,
+    failing_from_gates,
     open_snapshot,
     score_run,
     verdicts_frame,
@@ -47,11 +49,13 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         evalflow: EvalflowResource,
         run_manifest: pd.DataFrame,
         acceptance_runs: pd.DataFrame,
+        gates: pd.DataFrame,
     ) -> dg.Output:
         prepared = prepare(context, evalflow)
         judge = evalflow.get_judge(prepared.manifest.judge, run_key=prepared.run_key)
         acceptance = acceptance_from_frame(acceptance_runs)
-        verdicts = score_run(prepared, judge, run, open_snapshot(prepared), acceptance)
+        failing = failing_from_gates(gates)
+        verdicts = score_run(prepared, judge, run, open_snapshot(prepared), acceptance, failing)
         frame = stamp(verdicts_frame(prepared.run_key, verdicts, judge.drain_usage()), run_manifest)
         counts = frame["status"].value_counts().to_dict()
         summary = {
