@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evalflow.cli.output import emit_json
-from evalflow.domain.models import CheckedRun, CheckedRuns
+from evalflow.domain.models import BaselineAC, Check, CheckedRun, CheckedRuns
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark
 
@@ -36,17 +36,26 @@ def probe_group() -> None:
 @probe_group.command("test")
 @click.argument("baseline", type=click.Path(path_type=Path))
 @click.argument("check_id")
-@click.option("--repo", type=click.Path(path_type=Path), required=True,
+@click.option("--repo", type=click.Path(path_type=Path), default=None,
               help="Repository to search (read through git, never written).")  # fmt: skip
+@click.option("--all-runs", "all_runs", is_flag=True,
+              help="Instead of --repo: every run of the benchmark (the manifests in the "
+                   "baseline's runs/ folder, plus --run), one verdict per run.")  # fmt: skip
+@click.option("--run", "extra_runs", multiple=True, type=click.Path(path_type=Path),
+              help="--all-runs: a further run manifest of this benchmark (repeat).")  # fmt: skip
+@click.option("--warehouse", default=None,
+              help="--all-runs: where runs given as source trees are built.")  # fmt: skip
 @click.option("--head", default="HEAD", show_default=True,
               help="Commit to read, or WORKTREE for the working tree.")  # fmt: skip
 @click.option("--base", default=None,
               help="Commit before the change: its diff to --head is the diff surface "
               "(default: none, so every test lies outside it).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
+def test(baseline: Path, check_id: str, repo: Path | None, all_runs: bool,
+         extra_runs: tuple[Path, ...], warehouse: str | None, head: str, base: str | None,
          as_json: bool) -> None:  # fmt: skip
-    """Show what each probe of CHECK_ID matches in --repo and the heuristic verdict."""
+    """Show what each probe of CHECK_ID matches in --repo (or in every run: --all-runs) and
+    the heuristic verdict."""
     from evalflow.domain.portability import portable_probes
     from evalflow.judges.base import JudgeRequest
     from evalflow.judges.heuristic import HeuristicJudge, explain_check
@@ -61,6 +70,16 @@ def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
         raise InputError(f"no check {check_id!r} in the baseline", where=str(baseline),
                          fix=f"use one of its check ids ({ids}, …)")  # fmt: skip
     ac, check = found[0]
+    if all_runs == (repo is not None):
+        raise InputError(
+            "give either --repo or --all-runs",
+            where="probe test",
+            fix="--repo PATH for one repository, --all-runs for every run",
+        )
+    if all_runs:
+        _all_runs(bench, baseline, ac, check, extra_runs, warehouse, as_json)
+        return
+    assert repo is not None
     top = require_repo(repo)
     worktree = head == WORKTREE
     head_sha = resolve_commit(top, "HEAD" if worktree else head)
@@ -132,6 +151,58 @@ def test(baseline: Path, check_id: str, repo: Path, head: str, base: str | None,
     if base_sha is None and check.kind == "T":
         click.echo("note: without --base no test is in the diff surface, so a T-check cannot "
                    "be MET (give --base to see the scoring verdict)")  # fmt: skip
+
+
+def _all_runs(
+    bench: Benchmark,
+    baseline: Path,
+    ac: BaselineAC,
+    check: Check,
+    extra: tuple[Path, ...],
+    warehouse: str | None,
+    as_json: bool,
+) -> None:
+    """`probe test --all-runs`: the check's verdict and each probe's matches in every run, so
+    a probe that only fits one implementation shows before the baseline is frozen."""
+    from evalflow.domain.portability import portable_probes
+    from evalflow.io import settings
+    from evalflow.io.evaluation import open_snapshot, prepare_run
+    from evalflow.judges.base import JudgeRequest
+    from evalflow.judges.heuristic import HeuristicJudge, explain_check
+
+    workdir = settings.warehouse(warehouse).workdir
+    rows = []
+    for path in benchmark_manifests(baseline, extra):
+        prepared = prepare_run(path, workdir)
+        request = JudgeRequest(
+            run_key=prepared.run_key,
+            run=1,
+            checks=((ac, check),),
+            snapshot=open_snapshot(prepared),
+            diff_paths=prepared.diff_paths,
+            test_levels=bench.baseline.test_levels,
+            portable=portable_probes(bench.baseline.checked_against, prepared.run_key),
+        )
+        result = explain_check(HeuristicJudge(), request, ac, check)
+        rows.append(
+            {
+                "run_key": prepared.run_key,
+                "status": result.verdict.status,
+                "rationale": result.verdict.rationale,
+                "matches": [len(p.matches) for p in result.probes],
+                "counted": [sum(m.counts for m in p.matches) for p in result.probes],
+            }
+        )
+    if as_json:
+        emit_json({"check": check.id, "runs": rows})
+        return
+    click.echo(f"check {check.id} ({check.kind}): {check.proposition}")
+    for row in rows:
+        per_probe = ", ".join(
+            f"probe {n}: {m} line(s), {c} counted"
+            for n, (m, c) in enumerate(zip(row["matches"], row["counted"], strict=True), 1)
+        )
+        click.echo(f"{row['run_key']}: {row['status']} ({per_probe}): {row['rationale']}")
 
 
 @dataclass(frozen=True)

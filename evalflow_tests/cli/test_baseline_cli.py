@@ -76,3 +76,14 @@ def test_lint_runs_checks_every_probe_in_every_run_and_records_them(
     code, _, err = run_cli(capsys, "baseline", "lint", baseline, "--runs", "--record",
                            "--warehouse", warehouse)  # fmt: skip
     assert code == 2 and "the baseline is frozen" in err
+
+
+def test_probe_test_all_runs_gives_one_verdict_per_run(mini: Path, capsys, tmp_path: Path) -> None:
+    baseline = str(mini / "_ac-baseline.yaml")
+    code, out, _ = run_cli(capsys, "probe", "test", baseline, "S2-AC1-I1", "--all-runs",
+                           "--warehouse", str(tmp_path / "wh"))  # fmt: skip
+    assert code == 0
+    assert "mini.good.r1: MET (probe 1: 1 line(s), 1 counted)" in out
+    assert "mini.partial.r1: UNMET (probe 1: 0 line(s), 0 counted)" in out
+    code, _, err = run_cli(capsys, "probe", "test", baseline, "S2-AC1-I1")
+    assert code == 2 and "give either --repo or --all-runs" in err
