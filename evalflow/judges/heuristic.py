@@ -61,7 +61,7 @@ from evalflow.domain.portability import (
 )
 from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
-from evalflow.repo.snapshot import RepoSnapshot
+from evalflow.repo.snapshot import WORKTREE, RepoSnapshot
 from evalflow.repo.test_inventory import (
     FailedTest,
     LevelConventions,
@@ -122,6 +122,21 @@ class _Index:
     @cached_property
     def test_paths(self) -> frozenset[str]:
         return frozenset(p for p in self.snapshot.files if is_test_file(p, self.conventions))
+
+    def serves(self, request: JudgeRequest, conventions: LevelConventions) -> bool:
+        """Whether this index answers `request`: the same files (the same snapshot object,
+        or the same commit and root of a committed snapshot), diff and settings."""
+        same_files = self.snapshot is request.snapshot or (
+            _committed(self.snapshot)
+            and self.snapshot.commit == request.snapshot.commit
+            and self.snapshot.root == request.snapshot.root
+        )
+        return (
+            same_files
+            and self.diff == set(request.diff_paths)
+            and self.conventions == conventions
+            and self.failing == request.failing
+        )
 
     @cached_property
     def _cases(self) -> list[TestCase]:
@@ -241,6 +256,25 @@ class _Index:
         return found
 
 
+def _committed(snapshot: RepoSnapshot) -> bool:
+    """A snapshot of a commit: its files are fixed by the commit (a working tree's are not)."""
+    return not snapshot.commit.endswith(WORKTREE)
+
+
+# The index of the last repository judged in this process: the k scoring runs of one run
+# each open their own snapshot of the same commit and build a new judge, so without it the
+# repository would be read, parsed and inventoried k times (issue 33).
+_LAST_INDEX: list[_Index] = []
+
+
+def _shared_index(request: JudgeRequest, conventions: LevelConventions) -> _Index:
+    if _LAST_INDEX and _LAST_INDEX[0].serves(request, conventions):
+        return _LAST_INDEX[0]
+    index = _Index(request.snapshot, request.diff_paths, conventions, request.failing)
+    _LAST_INDEX[:] = [index]
+    return index
+
+
 class HeuristicJudge(OfflineJudge):
     """Probe-driven, offline judge (see module docstring)."""
 
@@ -265,14 +299,8 @@ class HeuristicJudge(OfflineJudge):
             self.conventions.model_copy(update=overrides) if overrides else self.conventions
         )
         index = self._index
-        if (
-            index is None
-            or index.snapshot is not request.snapshot
-            or index.diff != set(request.diff_paths)
-            or index.conventions != conventions
-            or index.failing != request.failing
-        ):
-            index = _Index(request.snapshot, request.diff_paths, conventions, request.failing)
+        if index is None or not index.serves(request, conventions):
+            index = _shared_index(request, conventions)
             self._index = index
         return index
 

@@ -665,3 +665,17 @@ def test_a_test_the_gates_report_failing_proves_no_t_check(make_repo) -> None:
     failing = frozenset({FailedTest("tests/e2e/test_api.py", ("test_signup_persists",))})
     (v,) = HeuristicJudge().score(replace(request, failing=failing))
     assert v.status == "UNMET" and "failing at head" in v.rationale
+
+
+def test_the_k_scoring_runs_of_one_commit_share_one_index(make_repo) -> None:
+    repo = fixture(make_repo)
+    head = resolve_commit(repo, "head")
+
+    def request(snap):
+        return JudgeRequest(run_key="b.f.r", run=1, checks=(), snapshot=snap, diff_paths=())
+
+    first = HeuristicJudge()._index_for(request(load_snapshot(repo, head)))
+    again = HeuristicJudge()._index_for(request(load_snapshot(repo, head)))
+    assert again is first
+    other = HeuristicJudge()._index_for(request(load_snapshot(repo, resolve_commit(repo, "base"))))
+    assert other is not first
