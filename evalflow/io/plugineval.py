@@ -79,14 +79,17 @@ def discover_skills(path: Path) -> tuple[list[Path], bool]:
                 fix="pass the skill directory or its SKILL.md",
             )
         return [path.parent], False
-    if _names_an_entry(path / SKILL_FILENAME):
-        # Any entry named SKILL.md makes PATH one skill; reading it decides what it may be.
+    if os.path.lexists(path / SKILL_FILENAME):
+        # Any entry named SKILL.md (a directory too) makes PATH one skill; reading it decides
+        # what it may be.
         return [path], False
     found: list[Path] = []
     for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        if SKILL_FILENAME in files:
+        if SKILL_FILENAME in files or SKILL_FILENAME in dirs:
             found.append(Path(root))
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and d != SKILL_FILENAME
+        )
     if not found:
         raise InputError(
             f"no {SKILL_FILENAME} found",
@@ -157,6 +160,16 @@ class _Confined:
                 "NOT_A_REGULAR_FILE",
                 rel,
                 f"{rel} is a {_kind_of(info.st_mode)}; only regular files are read",
+            )
+            return None
+        if info.st_nlink > 1:
+            # A hard link is the same file as one elsewhere (a host secret linked into the
+            # skill); unlike a symlink, its path cannot tell where, so none is read.
+            self._refuse(
+                "HARD_LINKED_FILE",
+                rel,
+                f"{rel} has {info.st_nlink} hard links (it is also a file elsewhere); "
+                "only files with one link are read",
             )
             return None
         return real, info
@@ -344,8 +357,9 @@ class PluginLocator:
 def read_skill_files(skill_dir: Path, plugin: PluginInfo | None = None) -> SkillFiles:
     """Read SKILL.md bytes and list references/ and assets/, confined to `skill_dir`.
 
-    A SKILL.md that is refused (a symlink out of the skill, a FIFO, a device) is read as
-    empty, with the finding saying why; one that is missing or unreadable is an `InputError`.
+    A SKILL.md that is refused (a symlink out of the skill, a FIFO, a device, a directory, a
+    hard link), missing or unreadable is an `InputError` naming why: the skill is never scored
+    as empty, nor sent to a judge.
     """
     path = skill_dir / SKILL_FILENAME
     reader = _Confined(skill_dir, skill_dir.as_posix())
@@ -368,7 +382,13 @@ def read_skill_files(skill_dir: Path, plugin: PluginInfo | None = None) -> Skill
                 f"{SKILL_FILENAME} has {info.st_size} bytes; only its first "
                 f"{MAX_FILE_BYTES} are read",
             )
-    elif not reader.findings:
+    elif reader.findings:
+        raise InputError(
+            f"{SKILL_FILENAME} refused: {reader.findings[-1].message}",
+            where=path.as_posix(),
+            fix=f"make {SKILL_FILENAME} a regular file of the skill with a single link",
+        )
+    else:
         raise InputError(
             f"cannot read {SKILL_FILENAME}: no such file",
             where=path.as_posix(),

@@ -3,7 +3,6 @@ are refused without being opened, and size caps hold — each refusal is a findi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -11,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from evalflow.cli import main
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.judge_layer import JudgeInput
 from evalflow.domain.plugineval.parser import parse_skill
+from evalflow.errors import InputError
 from evalflow.io.plugineval import (
     MAX_FILE_BYTES,
     MAX_SKILL_BYTES,
@@ -106,7 +107,10 @@ def _evaluate_with_deadline(skill: Path, seconds: float = 10.0):
     result: dict[str, object] = {}
 
     def work() -> None:
-        result["value"] = evaluate_path(skill, EvalOptions(depth="quick"))
+        try:
+            result["value"] = evaluate_path(skill, EvalOptions(depth="quick"))
+        except InputError as exc:
+            result["value"] = exc
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
@@ -115,30 +119,82 @@ def _evaluate_with_deadline(skill: Path, seconds: float = 10.0):
     return result["value"]
 
 
-def test_fifo_skill_md_returns_promptly_with_a_finding(tmp_path: Path) -> None:
+def _refused(skill: Path, why: str) -> str:
+    """The one-line error a refused SKILL.md gives (never an empty skill scored)."""
+    error = _evaluate_with_deadline(skill)
+    assert isinstance(error, InputError), error
+    line = error.one_line()
+    assert "\n" not in line and "SKILL.md refused" in line and why in line, line
+    return line
+
+
+def test_fifo_skill_md_returns_promptly_refused(tmp_path: Path) -> None:
     skill = tmp_path / "fifo-skill"
     (skill / "references").mkdir(parents=True)
     os.mkfifo(skill / "SKILL.md")
+    _refused(skill, "FIFO")
+
+
+def test_a_fifo_reference_is_a_finding(tmp_path: Path) -> None:
+    skill = tmp_path / "fifo-ref"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: f\ndescription: Use when x.\n---\n# F\n")
     os.mkfifo(skill / "references" / "pipe.md")
-    (ev,), batch = _evaluate_with_deadline(skill)
-    assert not batch
-    codes = _codes(ev.findings)
-    assert ("NOT_A_REGULAR_FILE", "SKILL.md") in [(c, w.rsplit("/", 1)[-1]) for c, w in codes]
+    (ev,), _ = _evaluate_with_deadline(skill)
     refused = [f for f in ev.findings if f.code == "NOT_A_REGULAR_FILE"]
-    assert {f.where.rsplit("fifo-skill/", 1)[-1] for f in refused} == {
-        "SKILL.md",
-        "references/pipe.md",
-    }
-    assert all("FIFO" in f.message for f in refused)
+    assert [f.where.rsplit("fifo-ref/", 1)[-1] for f in refused] == ["references/pipe.md"]
+    assert "FIFO" in refused[0].message
 
 
 def test_dev_zero_skill_md_is_refused_not_read(tmp_path: Path) -> None:
     skill = tmp_path / "zero-skill"
     skill.mkdir()
     (skill / "SKILL.md").symlink_to("/dev/zero")
-    (ev,), _ = _evaluate_with_deadline(skill)
-    assert "SYMLINK_OUTSIDE_SKILL" in [f.code for f in ev.findings]
-    assert ev.sha256 == hashlib.sha256(b"").hexdigest()  # read as empty, never opened
+    _refused(skill, "outside")
+
+
+def test_a_directory_named_skill_md_is_refused(tmp_path: Path) -> None:
+    skill = tmp_path / "dir-skill"
+    (skill / "SKILL.md").mkdir(parents=True)
+    _refused(skill, "directory")
+
+
+def test_hard_links_are_never_read_nor_judged(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    secret = host / "secret.md"
+    secret.write_text(f"---\nname: s\ndescription: Use when x.\n---\n# {SECRET}\n")
+    skill = tmp_path / "linked"
+    (skill / "references").mkdir(parents=True)
+    os.link(secret, skill / "SKILL.md")
+    assert (skill / "SKILL.md").read_text() == secret.read_text()  # the control
+    _refused(skill, "hard links")
+    (skill / "SKILL.md").unlink()
+    (skill / "SKILL.md").write_text(SKILL)
+    os.link(secret, skill / "references" / "ok.md")
+    judge = CapturingJudge()
+    (ev,), _ = evaluate_path(skill, EvalOptions(depth="standard", judges=(judge,)))
+    assert ("HARD_LINKED_FILE", "references/ok.md") in [
+        (f.code, (f.where or "").rsplit("linked/", 1)[-1]) for f in ev.findings
+    ]
+    assert judge.inputs and SECRET not in repr(judge.inputs)
+
+
+def test_a_batch_with_a_refused_skill_md_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "skills" / "good"
+    good.mkdir(parents=True)
+    (good / "SKILL.md").write_text("---\nname: g\ndescription: Use when x.\n---\n# G\n")
+    bad = tmp_path / "skills" / "bad"
+    bad.mkdir()
+    os.mkfifo(bad / "SKILL.md")
+    with pytest.raises(SystemExit) as done:
+        main(["plugin", "score", str(tmp_path / "skills")])
+    _, err = capsys.readouterr()
+    assert done.value.code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "bad/SKILL.md" in line and "FIFO" in line
 
 
 def test_oversized_files_are_capped_with_findings(tmp_path: Path) -> None:
