@@ -139,11 +139,14 @@ def test_init_then_certify_with_elo(tmp_path: Path) -> None:
     assert json.loads((corpus / "index.json").read_text())["depth"] == "quick"
 
 
-def test_certify_markdown_marks_simulation_and_missing_elo() -> None:
+def test_certify_markdown_marks_simulation_and_withholds_the_badge_without_elo() -> None:
     res = invoke("certify", POOR, "--runs", "10")
     assert res.exit_code == 0
     assert "monte_carlo (simulated)" in res.stdout
-    assert "Elo not computed" in res.stdout
+    # Seed 004: a certify badge needs composite AND Elo; without a corpus it is withheld.
+    assert "· — no badge" in res.stdout
+    assert "Badge basis: withheld: certify needs composite AND Elo (no Elo: no corpus" in res.stdout
+    assert "badge withheld (a badge needs composite AND Elo)" in res.stdout
 
 
 def test_compare_table_and_json() -> None:

@@ -37,6 +37,7 @@ from evalflow.domain.plugineval.composite import (
     BADGE_STARS,
     COMPOSITE_DECIMALS,
     DIMENSION_WEIGHTS,
+    NO_BADGE,
     SCORE_DECIMALS,
     STATIC_SCORE,
     display_grade,
@@ -207,8 +208,20 @@ def _simulated_dimension(ev: SkillEvaluation, dim: str) -> dict[str, Any] | None
     }
 
 
+def _elo_missing(ev: SkillEvaluation) -> str | None:
+    """Why certify has no Elo (None when it has one): a badge needs composite AND Elo."""
+    if ev.elo is None:
+        return f"no Elo: not computed at depth {ev.depth}"
+    if not ev.elo.computed:
+        return f"no Elo: {ev.elo.reason}"
+    return None
+
+
 def _certification(ev: SkillEvaluation) -> dict[str, Any]:
-    """What `certify` could and could not certify; the badge is from measured layers only."""
+    """What `certify` could and could not certify: every measured layer plus an Elo (seed 004).
+
+    Without an Elo nothing is certified and the badge is withheld, saying why.
+    """
     layers = ev.measured_layers
     lacking = []
     if "judge" not in layers:
@@ -221,14 +234,27 @@ def _certification(ev: SkillEvaluation) -> dict[str, Any]:
             if mc is None or mc.simulated
             else f"the Monte Carlo layer is unmeasured ({mc.reason})"
         )
+    no_elo = _elo_missing(ev)
+    if no_elo is not None:
+        lacking.append(no_elo)
     if not lacking:
-        statement = "certified on measured static, judge and Monte Carlo layers"
+        statement = "certified on measured static, judge and Monte Carlo layers and an Elo"
+    elif layers == ("static", "judge", "monte_carlo"):
+        statement = f"not certified: {'; '.join(lacking)}"
     else:
         statement = (
-            f"cannot certify beyond the measured layers ({', '.join(layers)}): "
-            f"{'; '.join(lacking)}; the badge is what those layers support"
+            f"cannot certify beyond the measured layers ({', '.join(layers)}): {'; '.join(lacking)}"
         )
-    return {"complete": not lacking, "measured_layers": list(layers), "statement": statement}
+    if no_elo is not None:
+        statement += "; badge withheld (a badge needs composite AND Elo)"
+    elif lacking:
+        statement += "; the badge is what those layers support"
+    return {
+        "complete": not lacking,
+        "measured_layers": list(layers),
+        "badge_withheld": no_elo,
+        "statement": statement,
+    }
 
 
 def report_dict(
@@ -261,6 +287,11 @@ def report_dict(
             "simulated": _simulated_dimension(ev, d),
         }
     score = _r(c.score, COMPOSITE_DECIMALS)
+    shown_badge = ev.badge
+    no_elo = _elo_missing(ev) if certify else None
+    if no_elo is not None:
+        shown_badge = NO_BADGE
+        basis = f"withheld: certify needs composite AND Elo ({no_elo})"
     out: dict[str, Any] = {
         "skill": {
             "name": p.name,
@@ -279,7 +310,7 @@ def report_dict(
         "passed": passed(score, threshold),
         "composite": {
             "score": score,
-            "badge": ev.badge,
+            "badge": shown_badge,
             "elo": elo_value,
             "grade": letter_grade(None if c.score is None else c.score / 100.0),
             "display_grade": display_grade(c.score),

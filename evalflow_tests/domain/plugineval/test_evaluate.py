@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from evalflow.domain.plugineval.composite import badge
 from evalflow.domain.plugineval.corpus import build_index, make_entry
+from evalflow.domain.plugineval.elo import EloResult
 from evalflow.domain.plugineval.evaluate import EvalOptions, evaluate_skill
 from evalflow.domain.plugineval.judge_layer import JudgeInput, JudgeReport, PromptPrediction
 from evalflow.domain.plugineval.montecarlo import Invocation, McPrompt
-from evalflow.domain.plugineval.report import report_dict
+from evalflow.domain.plugineval.report import render_markdown, report_dict
 from evalflow_tests.domain.plugineval.skillfactory import files, skill_text
 
 TEXT = skill_text(
@@ -205,6 +208,36 @@ def test_a_real_monte_carlo_backend_enters_the_composite() -> None:
     assert ev.confidence == "certified"
     assert ev.dimensions["robustness"].score is not None
     assert ev.composite != run("standard", judges=[FixedJudge()]).composite
-    cert = report_dict(ev, certify=True)["certification"]
-    assert cert["complete"] is True
-    assert cert["statement"] == "certified on measured static, judge and Monte Carlo layers"
+    # Every layer measured but no Elo (no corpus): seed 004's certify is every layer + Elo,
+    # so nothing is certified and the badge is withheld, saying why.
+    r = report_dict(ev, certify=True)
+    cert = r["certification"]
+    assert cert["complete"] is False
+    assert cert["badge_withheld"].startswith("no Elo: no corpus: pass --corpus-dir")
+    assert cert["statement"].startswith("not certified: no Elo: no corpus")
+    assert "badge withheld" in cert["statement"]
+    assert r["composite"]["badge"] == "no_badge"
+    assert r["composite"]["badge_basis"].startswith("withheld: certify needs composite AND Elo")
+    assert report_dict(ev)["composite"]["badge"] == ev.badge  # score keeps its composite badge
+    assert "Certification: not certified: no Elo" in render_markdown(r)
+    with_elo = run("deep", runs=10, mc_factory=factory, judges=[FixedJudge()], corpus=corpus_of())
+    cert = report_dict(with_elo, certify=True)["certification"]
+    assert (cert["complete"], cert["badge_withheld"]) == (True, None)
+    assert cert["statement"] == (
+        "certified on measured static, judge and Monte Carlo layers and an Elo"
+    )
+
+
+def test_certify_withholds_the_badge_when_every_pairwise_match_failed() -> None:
+    ev = run("deep", runs=10, corpus=corpus_of())
+    assert ev.elo.computed
+    failed = replace(
+        ev, elo=EloResult(False, reason="no corpus skill could be judged (a: not judged: 500)")
+    )
+    r = report_dict(failed, certify=True)
+    assert r["composite"]["badge"] == "no_badge"
+    assert r["certification"]["badge_withheld"] == (
+        "no Elo: no corpus skill could be judged (a: not judged: 500)"
+    )
+    assert "badge withheld" in r["certification"]["statement"]
+    assert report_dict(ev, certify=True)["certification"]["badge_withheld"] is None
