@@ -12,8 +12,12 @@ from typing import Any
 
 import yaml
 
+# libyaml's safe loader when PyYAML was built with it (the wheels are): its C scanner and
+# parser make a PRD or baseline, which every evaluation and rerun reads, ~10× faster to load.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _StrictLoader(yaml.SafeLoader):
+
+class _StrictLoader(_SAFE_LOADER):
     """The safe loader, refusing a key repeated in one mapping."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

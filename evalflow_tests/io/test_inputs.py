@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalflow.domain import yaml_text
 from evalflow.errors import InputError
+from evalflow.io import inputs
 from evalflow.io.evaluation import prepare_run
 from evalflow.io.inputs import load_benchmark, load_manifest
 
@@ -117,3 +119,14 @@ def test_benchmark_mismatch(mini: Path, tmp_path: Path, make_repo) -> None:
     path.write_text(path.read_text().replace("benchmark: mini", "benchmark: other"))
     with pytest.raises(InputError, match="differs from the baseline's 'mini'"):
         prepare_run(path, tmp_path / "wh")
+
+
+def test_yaml_inputs_are_read_with_libyaml_when_pyyaml_has_it(tmp_path: Path) -> None:
+    # The pure-Python loader took ~10× longer on every PRD and baseline an evaluation reads.
+    assert issubclass(yaml_text._StrictLoader, yaml.CSafeLoader) == yaml.__with_libyaml__
+    path = tmp_path / "x.yaml"
+    path.write_text("a: [1, 2.5, 'x: y']\nb: {c: null, d: 2026-12-02}\n", encoding="utf-8")
+    assert inputs.read_yaml(path, "test file") == yaml.safe_load(path.read_text())
+    path.write_text("a: 1\nb: 2\na: 3\n", encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate key 'a'"):
+        inputs.read_yaml(path, "test file")
