@@ -17,6 +17,7 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from evalflow.domain.models import (
@@ -30,9 +31,14 @@ from evalflow.domain.models import (
     Verdict,
 )
 from evalflow.domain.patterns import compile_untrusted
+from evalflow.domain.portability import FLAG_NO_PORTABLE_PROOF, FLAG_PROVEN_ABSENT
 
-# How much of an output is kept in the table and the evidence (after masking secrets).
+# How much of an output is kept in the table (after masking secrets).
 EXCERPT_CHARS = 1_000
+# A verdict decided by running: UNMET because a run failed its expectation.
+FLAG_RUN_FAILED = "run-failed"
+# What the search probes said about absence no longer applies once a run decided.
+_SEARCH_FLAGS = frozenset({FLAG_NO_PORTABLE_PROOF, FLAG_PROVEN_ABSENT})
 ACCEPTANCE_COLUMNS = [
     "check_id",
     "probe",
@@ -55,7 +61,9 @@ def shell_command(command: str | tuple[str, ...]) -> str:
 def command_text(probe: RunProbe) -> str:
     """What a reader sees as the run: the shell command, or the HTTP request line."""
     if probe.http is not None:
-        return "; ".join(f"{call.method} {call.path}" for call in probe.http)
+        lines = [f"{call.method} {call.path}" for call in probe.http]
+        runs = [(line, len(list(group))) for line, group in groupby(lines)]
+        return "; ".join(line if n == 1 else f"{line} ×{n}" for line, n in runs)
     return shell_command(probe.command or "")
 
 
@@ -227,6 +235,15 @@ def acceptance_rows(runs: Sequence[AcceptanceRun]) -> list[dict[str, Any]]:
     return [r.model_dump(include=set(ACCEPTANCE_COLUMNS)) for r in ordered]
 
 
+def observed(run: AcceptanceRun) -> str:
+    """What a verdict cites of a passing run: its exit code or HTTP status, with the
+    expectation it met. The output itself stays in `acceptance_runs`: a program's output may
+    hold random codes or the time, and a verdict must be the same on every evaluation."""
+    if run.http_status is not None:
+        return f"HTTP {run.http_status}, expectation met"
+    return f"exit {run.exit_code}, expectation met"
+
+
 def _search(run: AcceptanceRun) -> Search:
     return Search(
         pattern=f"run `{run.command}`",
@@ -239,8 +256,9 @@ def with_runs(verdict: Verdict, check: Check, runs: Sequence[AcceptanceRun]) -> 
     """`verdict` (from the check's search probes) after its `run` probes (module docstring).
 
     All ran and passed ⇒ MET, the runs as behavioural evidence beside any file:line the
-    search probes cited; one ran and failed ⇒ UNMET, the runs recorded as searches; any not
-    run (and none failed) ⇒ the search probes' verdict, with the reason appended."""
+    search probes cited; one ran and failed ⇒ UNMET (flag `run-failed`), the runs recorded as
+    searches; either way the search probes' absence flags are dropped. Any not run (and none
+    failed) ⇒ the search probes' verdict, with the reason appended."""
     if not check.run:
         return verdict
     mine = {r.probe: r for r in runs if r.check_id == check.id}
@@ -248,6 +266,7 @@ def with_runs(verdict: Verdict, check: Check, runs: Sequence[AcceptanceRun]) -> 
     done = [r for r in ordered if r is not None and r.passed is not None]
     searches = (*verdict.searches, *(_search(r) for r in done))
     failed = [r for r in done if not r.passed]
+    kept = tuple(flag for flag in verdict.flags if flag not in _SEARCH_FLAGS)
     if failed:
         why = "; ".join(f"run `{r.command}`: {r.failures}" for r in failed)
         return verdict.model_copy(
@@ -255,12 +274,13 @@ def with_runs(verdict: Verdict, check: Check, runs: Sequence[AcceptanceRun]) -> 
                 "status": "UNMET",
                 "evidence": (),
                 "searches": searches,
+                "flags": (*kept, FLAG_RUN_FAILED),
                 "rationale": f"the behaviour the PRD fixes was run and failed: {why}",
             }
         )
     if len(done) == len(check.run):
         behaviour = tuple(
-            RunEvidence(command=r.command, expectation=r.expectation, output=r.output_excerpt)
+            RunEvidence(command=r.command, expectation=r.expectation, output=observed(r))
             for r in done
         )
         cited = verdict.evidence if verdict.status == "MET" else ()
@@ -269,6 +289,7 @@ def with_runs(verdict: Verdict, check: Check, runs: Sequence[AcceptanceRun]) -> 
                 "status": "MET",
                 "evidence": (*behaviour, *cited),
                 "searches": searches,
+                "flags": kept,
                 "rationale": "ran in the sandbox and met its expectation: "
                 + "; ".join(f"`{r.command}` ⇒ {r.expectation}" for r in done),
             }

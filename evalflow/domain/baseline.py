@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from evalflow.domain.acceptance import command_text, expectation_text
 from evalflow.domain.models import PRD, Baseline
 from evalflow.errors import InputError
 
@@ -129,7 +130,14 @@ def render_baseline_markdown(baseline: Baseline, prd: PRD, sha256: str) -> str:
             if tags:
                 level = f"{level} ({', '.join(tags)})"
             probes = "<br>".join(
-                f"{p.kind}: `{_cell(p.pattern)}` in {', '.join(p.path_globs)}" for p in check.probes
+                [
+                    f"{p.kind}: `{_cell(p.pattern)}` in {', '.join(p.path_globs)}"
+                    for p in check.probes
+                ]
+                + [
+                    f"run: `{_cell(command_text(r))}` ⇒ {_cell(expectation_text(r.expect))}"
+                    for r in check.run
+                ]
             )
             out.append(
                 f"| {check.id} | {check.kind} | {level} | {check.proposition} | {probes or '—'} |"

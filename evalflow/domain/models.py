@@ -180,6 +180,7 @@ MAX_RUN_TIMEOUT_S = 600.0
 HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 JsonScalar = str | int | float | bool | None
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+_SAVE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOTTED = re.compile(r"^[^.\s]+(?:\.[^.\s]+)*$")
 
 
@@ -211,12 +212,29 @@ def _command_text(command: str | tuple[str, ...], what: str) -> None:
 class HttpCall(Frozen):
     """The request a `run` probe sends to the baseline's `serve:` command (loopback only).
 
-    `body`: text sent as is, or a JSON object/list sent as ``application/json``."""
+    `body`: text sent as is, or a JSON object/list sent as ``application/json``. `save`:
+    name → RE2 pattern with one group, read from this answer's body; a later request's path,
+    header values and body use it as ``{name}`` (e.g. the code a create answered with)."""
 
     method: HttpMethod = "GET"
     path: str
     headers: dict[str, str] = Field(default_factory=dict)
     body: str | dict[str, Any] | list[Any] | None = None
+    save: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("save")
+    @classmethod
+    def _captures(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, pattern in value.items():
+            if not _SAVE_NAME.match(name):
+                raise ValueError(f"save name {name!r} must be letters, digits and _")
+            try:
+                groups = compile_untrusted(pattern).groups  # type: ignore[attr-defined]
+            except UntrustedPatternError as exc:
+                raise ValueError(f"save {name} {exc}") from exc
+            if groups != 1:
+                raise ValueError(f"save {name}: the pattern needs exactly one (group)")
+        return value
 
     @model_validator(mode="after")
     def _bounded(self) -> HttpCall:

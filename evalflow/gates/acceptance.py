@@ -77,11 +77,23 @@ MAX_OUTPUT_BYTES = 1 << 20
 # Slack on top of a probe's own timeouts for the interpreter and the server to stop.
 _SLACK_S = 10.0
 _DRIVER = r"""
-import http.client, json, os, signal, socket, subprocess, sys, time
+import http.client, json, os, re, signal, socket, subprocess, sys, time
 spec = json.load(open(sys.argv[1], encoding="utf-8"))
 out = sys.argv[2]
 port = spec["port"]
-result = {"ready": False, "serve_exit": None, "status": None, "headers": [], "error": None}
+saved = {}
+result = {
+    "ready": False, "serve_exit": None, "status": None, "headers": [], "error": None,
+    "unsaved": None,
+}
+
+
+def fill(text):
+    for name, value in saved.items():
+        text = text.replace("{" + name + "}", value)
+    return text
+
+
 with open(os.path.join(out, "serve.log"), "wb") as log:
     server = subprocess.Popen(
         ["/bin/sh", "-c", spec["serve"]], stdin=subprocess.DEVNULL, stdout=log,
@@ -102,13 +114,23 @@ try:
             time.sleep(0.1)
     if result["ready"]:
         try:
-            for call in spec["calls"]:
+            for number, call in enumerate(spec["calls"], start=1):
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=spec["timeout_s"])
-                body = None if call["body"] is None else call["body"].encode()
-                conn.request(call["method"], call["path"], body=body, headers=call["headers"])
+                body = None if call["body"] is None else fill(call["body"]).encode()
+                headers = {k: fill(v) for k, v in call["headers"].items()}
+                conn.request(call["method"], fill(call["path"]), body=body, headers=headers)
                 response = conn.getresponse()
                 data = response.read(spec["max_bytes"])
                 conn.close()
+                text = data.decode("utf-8", "replace")
+                for name, pattern in call["save"].items():
+                    found = re.search(pattern, text)
+                    if found is None:
+                        result["unsaved"] = f"answer {number} holds no {name} (/{pattern}/)"
+                        break
+                    saved[name] = found.group(1)
+                if result["unsaved"]:
+                    break
             result["status"] = response.status
             result["headers"] = response.getheaders()
             with open(os.path.join(out, "body"), "wb") as handle:
@@ -159,7 +181,15 @@ def _driver_spec(probe: RunProbe, serve: ServeCommand) -> dict[str, object]:
         headers = dict(call.headers)
         if is_json and not any(name.lower() == "content-type" for name in headers):
             headers["Content-Type"] = "application/json"
-        calls.append({"method": call.method, "path": call.path, "headers": headers, "body": body})
+        calls.append(
+            {
+                "method": call.method,
+                "path": call.path,
+                "headers": headers,
+                "body": body,
+                "save": call.save,
+            }
+        )
     return {
         "serve": shell_command(serve.command),
         "port": serve.port,
@@ -277,6 +307,10 @@ class _Probe:
                 f"exited {exited}" if exited is not None else f"within {serve.ready_timeout_s:g} s"
             )
             stopped = f"the serve command did not listen on 127.0.0.1:{serve.port} ({how})"
+        if stopped is None and result.get("unsaved"):
+            # A value a later request needs was not in an earlier answer: the behaviour under
+            # test could not be reached, which says nothing about it.
+            stopped = f"a request could not be prepared: {self._mask(str(result['unsaved']))}"
         if stopped is not None:
             output = f"serve output:\n{serve_log}" if serve_log else ""
             return not_run(self.check_id, self.number, self.probe, stopped, output)

@@ -54,6 +54,8 @@ def test_argv_is_quoted_for_the_shell_and_expectation_reads_in_one_line() -> Non
         ({"command": "x", "expect": {"files": [{"path": "../etc/passwd"}]}}, "inside the clone"),
         ({"command": "x", "expect": {"json": {"a..b": 1}}}, "dotted path"),
         ({"command": "   ", "expect": {"exit_code": 0}}, "non-empty command"),
+        ({"http": {"path": "/", "save": {"c": "no-group"}}, "expect": {"status": 200}}, "group"),
+        ({"http": {"path": "/", "save": {"1c": "(x)"}}, "expect": {"status": 200}}, "save name"),
     ],
 )
 def test_a_run_probe_is_bounded_and_says_what_is_wrong(fields: dict, message: str) -> None:
@@ -166,8 +168,10 @@ def test_every_run_passing_is_met_with_behavioural_evidence_beside_file_line() -
 
 
 def test_a_failing_run_is_unmet_with_the_runs_recorded_as_searches() -> None:
-    verdict = with_runs(_STATIC, _CHECK, [_ran(1, True), _ran(2, False)])
+    unproven = _STATIC.model_copy(update={"status": "UNSCORED", "flags": ("no-portable-proof",)})
+    verdict = with_runs(unproven, _CHECK, [_ran(1, True), _ran(2, False)])
     assert verdict.status == "UNMET"
+    assert verdict.flags == ("run-failed",)
     assert verdict.evidence == ()
     assert "stdout lacks 'created'" in verdict.rationale
     assert [s.hits for s in verdict.searches] == [1, 1, 0]

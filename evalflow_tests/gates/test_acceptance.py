@@ -46,6 +46,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self):
+        data = json.dumps({"path": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, *args):
         pass
 
@@ -125,11 +132,28 @@ def test_an_http_probe_talks_to_the_served_implementation_inside_the_sandbox(
         ),
         _check("H2", {"http": [created, created], "expect": {"status": 409}}),
         _check("H3", {"http": created, "expect": {"status": 200}}),
+        _check(
+            "H4",
+            {
+                "http": [{**created, "save": {"who": '"email": "([^"]+)"'}}, {"path": "/t/{who}"}],
+                "expect": {"json": {"path": "/t/a@x.io"}},
+            },
+        ),
+        _check(
+            "H5",
+            {
+                "http": [{**created, "save": {"id": '"id": (\\d+)'}}, {"path": "/t/{id}"}],
+                "expect": {"status": 200},
+            },
+        ),
     ]
     rows = run_acceptance(project, "head", checks, serve=serve, sandbox_root=tmp_path / "sb")
-    assert [r.passed for r in rows] == [True, True, False]
+    assert [r.passed for r in rows] == [True, True, False, True, None]
     assert rows[0].http_status == 201 and rows[0].output_excerpt.startswith("HTTP 201\n")
     assert rows[2].failures == "status 201, expected 200"
+    assert rows[4].not_run_reason == (
+        'a request could not be prepared: answer 1 holds no id (/"id": (\\d+)/)'
+    )
 
 
 @needs_isolation

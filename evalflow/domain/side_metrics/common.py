@@ -95,6 +95,8 @@ def met_test_evidence(votes: pd.DataFrame, verdicts: pd.DataFrame) -> list[Evide
     lines: set[EvidenceLine] = set()
     for check_id, raw in zip(rows["check_id"], rows["evidence"], strict=True):
         for item in _evidence_items(raw):
+            if item.get("kind") == "run":
+                continue  # behavioural evidence (a run probe) cites no file line
             lines.add(
                 EvidenceLine(
                     check_id=str(check_id),

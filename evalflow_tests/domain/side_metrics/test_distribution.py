@@ -96,7 +96,8 @@ def test_unclassified_inventory_is_an_input_error() -> None:
 
 
 def test_met_test_evidence_takes_every_agreeing_run() -> None:
-    ev = [{"path": TESTS_PATH, "start_line": 5, "end_line": 5}]
+    run = {"kind": "run", "command": "app start", "expectation": "exit 0", "output": ""}
+    ev = [run, {"path": TESTS_PATH, "start_line": 5, "end_line": 5}]
     other = [{"path": TESTS_PATH, "start_line": 9, "end_line": 9}]
     verdicts = pd.DataFrame(
         [
