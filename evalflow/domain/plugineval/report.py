@@ -119,7 +119,8 @@ def _layers(ev: SkillEvaluation) -> list[dict[str, Any]]:
             {
                 "name": "monte_carlo",
                 "duration_ms": round(ms.get("monte_carlo", 0.0)),
-                "measured": mc.measured,
+                # A simulation ran but measured nothing: it never says "measured".
+                "measured": mc.measured and not mc.simulated,
                 "reason": mc.reason,
                 "simulated": mc.simulated,
                 "backend": mc.backend,
@@ -368,9 +369,10 @@ def _fmt(x: float | None, places: int = 2) -> str:
 
 def _layer_line(layer: Mapping[str, Any]) -> str:
     name = layer["name"]
-    if name == "monte_carlo" and layer.get("simulated"):
+    simulated = name == "monte_carlo" and layer.get("simulated")
+    if simulated:
         name = "monte_carlo (simulated)"
-    if not layer["measured"]:
+    if not layer["measured"] and not (simulated and layer["reason"] is None):
         return f"- **{name}**: unmeasured — {layer['reason']}"
     head = f"- **{name}** ({layer['duration_ms']} ms)"
     if layer["name"] == "static":

@@ -61,6 +61,7 @@ def test_deep_report_keeps_the_simulation_in_its_own_block() -> None:
     mc = r["layers"][2]
     assert mc["name"] == "monte_carlo"
     assert mc["simulated"] is True
+    assert mc["measured"] is False  # a simulation is labelled as one, never "measured"
     assert r["confidence_basis"] == ["static"]
     assert "Elo not computed" in r["composite"]["badge_basis"]
     for key in ("score", "badge", "grade", "raw", "measured_weight"):
