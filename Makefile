@@ -19,7 +19,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 -m "not slow" --timeout=180
+	$(BIN)/python -m pytest -n 2 -m "not slow" --timeout=300
 
 lint: $(STAMP)
 	$(BIN)/ruff format .
