@@ -34,12 +34,14 @@ from evalflow.cli.failures import F, guarded
 from evalflow.domain.plugineval.evaluate import EvalOptions
 from evalflow.domain.plugineval.model import COMPAT_MODES, DEPTHS
 from evalflow.domain.plugineval.report import (
+    BIDI_CONTROLS,
     batch_dict,
     compare_dict,
     render_batch_markdown,
     render_compare_markdown,
     render_markdown,
     report_dict,
+    terminal_safe,
     threshold_line,
 )
 from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
@@ -140,8 +142,18 @@ def _emit(text: str) -> None:
     click.echo(text, nl=not text.endswith("\n"))
 
 
+def _json(obj: Any, indent: int | None = None) -> str:
+    """JSON text; C1 and bidi controls from a hostile skill are \\u-escaped (json.dumps
+    escapes only C0 ones), so a skill name cannot drive a terminal that shows the JSON."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    return "".join(
+        f"\\u{ord(ch):04x}" if (0x80 <= ord(ch) <= 0x9F or ch in BIDI_CONTROLS) else ch
+        for ch in text
+    )
+
+
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    return _json(obj, indent=2) + "\n"
 
 
 def _output_format(output: str, as_json: bool) -> str:
@@ -200,7 +212,7 @@ def _run_score(
         llm.report_usage()
     reports = [report_dict(ev, certify=certify, threshold=threshold) for ev in evaluations]
     if output == "json-lines":
-        _emit("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in reports))
+        _emit("".join(_json(r) + "\n" for r in reports))
     elif is_batch:
         batch = batch_dict(reports, threshold)
         _emit(_dump(batch) if output == "json" else render_batch_markdown(batch))
@@ -210,11 +222,11 @@ def _run_score(
         for r in reports:
             if not r["certification"]["complete"]:
                 prefix = f"{r['skill']['path']}: " if is_batch else ""
-                click.echo(prefix + r["certification"]["statement"], err=True)
+                click.echo(terminal_safe(prefix + r["certification"]["statement"]), err=True)
     failed = [r for r in reports if r["passed"] is False]
     for r in failed:
         prefix = f"{r['skill']['path']}: " if is_batch else ""
-        click.echo(prefix + threshold_line(r), err=True)
+        click.echo(terminal_safe(prefix + threshold_line(r)), err=True)
     if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
 

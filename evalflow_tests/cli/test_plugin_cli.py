@@ -324,3 +324,33 @@ def test_compat_public_on_certify_and_compare_reproduces_the_public_composite() 
     assert own["composite"]["a"] < both["composite"]["a"] - 5
     md = invoke("compare", skill, other, "--compat", "public").stdout
     assert "--compat public" in md
+
+
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def test_control_bytes_from_a_skill_never_reach_the_terminal_raw(tmp_path: Path) -> None:
+    # A hostile skill: ESC/BEL in its folder name, an OSC title and a C1 CSI in its YAML name,
+    # a bidi override in its heading.
+    folder = tmp_path / "evil\x1b[2Jdir\x07"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        '---\nname: "bad\\e]0;pwned\\a\\x9bname"\ndescription: Use when testing things\n---\n'
+        "\n# Stub \u202eevil\n\nDoes things.\n"
+    )
+    runs = [
+        invoke("score", folder, "--depth", "quick", "--threshold", "99"),
+        invoke("score", tmp_path, "--depth", "quick", "--threshold", "99"),
+        invoke("score", folder, "--depth", "quick", "--json"),
+        invoke("score", tmp_path, "--depth", "quick", "--output", "json-lines"),
+        invoke("certify", tmp_path, "--runs", "5"),
+        invoke("compare", folder, GOOD),
+    ]
+    for res in runs:
+        assert res.exit_code in (0, 1), res.output
+        for raw in RAW_CONTROLS:
+            assert raw not in res.stdout and raw not in res.stderr
+    md = runs[0].stdout
+    assert md.startswith("## bad\\x1b]0;pwned\\x07\\x9bname — ")
+    assert "`" + str(tmp_path) + "/evil\\x1b[2Jdir\\x07` · depth quick" in md
+    assert json.loads(runs[2].stdout)["skill"]["name"] == "bad\x1b]0;pwned\x07\x9bname"

@@ -29,6 +29,7 @@ composite 2, Elo 1); `duration_ms` is the only field that varies between identic
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,29 @@ def _judge_triggering(j: JudgeLayerResult) -> dict[str, Any]:
 
 def _r(x: float | None, places: int = SCORE_DECIMALS) -> float | None:
     return None if x is None else round(float(x), places)
+
+
+# Bidirectional-text controls: they reorder what a reader sees (Trojan Source).
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
+    """Text from a hostile skill made harmless for a terminal: control characters (ESC, BEL,
+    CR, C1 …) and bidi controls are shown as visible escapes such as `\\x1b`, never sent raw.
+    """
+    out = []
+    for ch in text:
+        if (ch == "\n" and keep_newlines) or not (
+            unicodedata.category(ch) == "Cc" or ch in BIDI_CONTROLS
+        ):
+            out.append(ch)
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)
 
 
 def _layers(ev: SkillEvaluation) -> list[dict[str, Any]]:
@@ -414,11 +438,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     comp = report["composite"]
     skill = report["skill"]
     stars = BADGE_STARS[comp["badge"]]
+    name = terminal_safe(str(skill["name"]), keep_newlines=False)
+    path = terminal_safe(str(skill["path"]), keep_newlines=False)
     lines = [
-        f"## {skill['name']} — {_fmt(comp['score'])}/100 ({comp['display_grade'] or '—'}) · "
+        f"## {name} — {_fmt(comp['score'])}/100 ({comp['display_grade'] or '—'}) · "
         f"{stars} {BADGE_DISPLAY[comp['badge']]}",
         "",
-        f"`{skill['path']}` · depth {report['depth']} · confidence {report['confidence']} "
+        f"`{path}` · depth {report['depth']} · confidence {report['confidence']} "
         f"({', '.join(report['confidence_basis'])})",
         "",
     ]
@@ -465,7 +491,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["findings"]:
         lines += ["", "Findings:"]
         lines += [f"- {f['severity']} {f['code']}: {f['message']}" for f in report["findings"]]
-    return "\n".join(lines) + "\n"
+    return terminal_safe("\n".join(lines) + "\n")
 
 
 def _simulated_section(report: Mapping[str, Any]) -> list[str]:
@@ -511,7 +537,8 @@ def render_batch_markdown(batch: Mapping[str, Any]) -> str:
         if elo is not None and elo["computed"]:
             elo_cell = f"{elo['rating']:.1f} ({elo['label'].removesuffix(' Elo').lower()})"
         lines.append(
-            f"| `{r['skill']['path']}` | {_fmt(r['composite']['score'])} | "
+            f"| `{terminal_safe(str(r['skill']['path']), keep_newlines=False)}` | "
+            f"{_fmt(r['composite']['score'])} | "
             f"{r['composite']['display_grade'] or '—'} | {shown_badge} | {elo_cell} | "
             f"{flags} | {sim_cell} |"
         )
@@ -527,7 +554,9 @@ def render_batch_markdown(batch: Mapping[str, Any]) -> str:
             f"Below threshold {summary['threshold']}: {len(summary['below_threshold'])}",
         ]
     lines.append("")
-    return "\n".join(lines) + "\n" + "\n".join(render_markdown(r) for r in batch["skills"])
+    return terminal_safe("\n".join(lines) + "\n") + "\n".join(
+        render_markdown(r) for r in batch["skills"]
+    )
 
 
 def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -568,8 +597,10 @@ def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
     a, b = cmp["a"]["skill"], cmp["b"]["skill"]
+    pa = terminal_safe(str(a["path"]), keep_newlines=False)
+    pb = terminal_safe(str(b["path"]), keep_newlines=False)
     lines = [
-        f"# Compare: A = `{a['path']}` vs B = `{b['path']}`",
+        f"# Compare: A = `{pa}` vs B = `{pb}`",
         "",
     ]
     if cmp["compat"] == "public":
@@ -593,4 +624,4 @@ def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
             f"Simulated composite (not certified): A {_fmt(s['a'])} · B {_fmt(s['b'])} · "
             f"B − A {sd}",
         ]
-    return "\n".join(lines) + "\n"
+    return terminal_safe("\n".join(lines) + "\n")
