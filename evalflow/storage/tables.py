@@ -355,7 +355,10 @@ class DistributionRow(RunRow):
     pct: float | None
     total_feature_tests: int
     pre_existing_tests: int
-    healthy: bool = Field(description="every P0 main path has ≥ 1 Necessary test")
+    healthy: bool | None = Field(
+        description="every P0 main path has ≥ 1 Necessary test; NULL when one rests on "
+        "UNSCORED T-checks"
+    )
     failing_p0_acs: str
 
 

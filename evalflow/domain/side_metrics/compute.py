@@ -145,12 +145,16 @@ def compute_side_metrics(inputs: SideMetricsInputs) -> SideMetrics:
     )
     votes = inputs.votes
     met = set(votes.loc[votes["majority"] == "MET", "check_id"]) if not votes.empty else set()
+    decided = (
+        set(votes.loc[votes["majority"] != "UNSCORED", "check_id"]) if not votes.empty else set()
+    )
     distribution = compute_distribution(
         inputs.prd,
         inputs.baseline,
         inputs.cases,
         inputs.evidence,
         met_checks=met,
+        unscored_checks={c.id for _, c in inputs.baseline.checks()} - decided,
         test_files=inputs.test_files,
         main_path_overrides=inputs.main_path_overrides,
     )

@@ -104,9 +104,11 @@ class DistributionResult(BaseModel):
     total: int
     pre_existing: tuple[str, ...]
     main_path_checks: dict[str, tuple[str, ...]]
-    healthy: bool
+    healthy: bool | None  # None: a P0 main path rests on UNSCORED T-checks
     failing_p0_acs: tuple[str, ...]
     reading: str
+    undetermined_p0_acs: tuple[str, ...] = ()
+    unscored_t_checks: tuple[str, ...] = ()  # T-checks whose majority is UNSCORED
 
     def pct(self, tier: str) -> float | None:
         if self.total == 0:
@@ -134,7 +136,7 @@ class DistributionResult(BaseModel):
                 for tier in TIERS
             ],
             columns=DISTRIBUTION_COLUMNS,
-        ).astype({"pct": "Float64"})
+        ).astype({"pct": "Float64", "healthy": "boolean"})
 
 
 def main_path_checks(
@@ -167,25 +169,39 @@ def _proved_checks(
         by_path.setdefault(case.path, []).append(case)
     proved: dict[str, set[str]] = {}
     for check_id in sorted(met & set(t_checks)):
-        for probe in t_checks[check_id].probes:
+        check = t_checks[check_id]
+        patterns = []
+        for probe in check.probes:
+            if probe.kind != "test-assert":
+                continue
             try:
-                pattern = compile_untrusted(probe.pattern)
+                patterns.append((compile_untrusted(probe.pattern), probe.path_globs))
             except UntrustedPatternError as exc:
                 raise InputError(
                     str(exc), where=f"baseline check {check_id}", fix="rewrite the probe for RE2"
                 ) from exc
-            for case in asserting:
-                if not any_glob(case.path, probe.path_globs):
-                    continue
-                lines = test_files.get(case.path, "").split("\n")
-                if any(
+        if not patterns:
+            continue
+        for case in asserting:
+            if not _at_level(case, check):
+                continue
+            lines = test_files.get(case.path, "").split("\n")
+            # Every pattern of the check, each on one of this case's own assertion lines: a
+            # case matching one of several probes proves part of the proposition, not it.
+            if all(
+                any_glob(case.path, globs)
+                and any(
                     0 < n <= len(lines) and pattern.search(lines[n - 1]) for n in case.assert_lines
-                ):
-                    proved.setdefault(case.test_id, set()).add(check_id)
+                )
+                for pattern, globs in patterns
+            ):
+                proved.setdefault(case.test_id, set()).add(check_id)
     for line in evidence:
         if line.check_id not in t_checks or line.check_id not in met:
             continue
-        candidates = by_path.get(line.path, [])
+        candidates = [
+            c for c in by_path.get(line.path, []) if _at_level(c, t_checks[line.check_id])
+        ]
         for number in range(line.start_line, line.end_line + 1):
             holding = [c for c in candidates if c.start_line <= number <= c.end_line]
             if not holding:
@@ -197,6 +213,13 @@ def _proved_checks(
     return proved
 
 
+def _at_level(case: TestCaseLike, check: Check) -> bool:
+    """Whether the case is at a level that can prove the check: the minimum level is a floor
+    (SPEC §1), so any level proves a unit check; an e2e check needs an e2e case; a `both`
+    check is proven by a case of either level together with one of the other."""
+    return check.level != "e2e" or case.level == "e2e"
+
+
 def compute_distribution(
     prd: PRD,
     baseline: Baseline,
@@ -204,12 +227,15 @@ def compute_distribution(
     evidence: Iterable[EvidenceLine],
     *,
     met_checks: Iterable[str] | None = None,
+    unscored_checks: Iterable[str] = (),
     test_files: Mapping[str, str] | None = None,
     main_path_overrides: Mapping[str, bool] | None = None,
 ) -> DistributionResult:
     """D over the classified inventory (see the module docstring for every rule).
-    `met_checks` are the ids whose majority is MET (default: the checks the evidence cites);
-    `test_files` (path → text at head) let the probes read assertion lines."""
+    `met_checks` are the ids whose majority is MET (default: the checks the evidence cites),
+    `unscored_checks` those whose majority is UNSCORED (a P0 main path resting on one is
+    undetermined, not failing); `test_files` (path → text at head) let the probes read
+    assertion lines."""
     all_cases = list(cases)
     feature, existing = feature_split(all_cases)
     checks: dict[str, tuple[int, BaselineAC, Check]] = {
@@ -255,14 +281,19 @@ def compute_distribution(
         for ac in baseline.acs
         if priority_of.get(ac.id) == "P0" and main.get(ac.id) and ac.id not in necessary_acs
     )
+    unscored = set(unscored_checks)
+    undetermined = tuple(ac for ac in failing if any(c in unscored for c in main[ac]))
+    decided = tuple(ac for ac in failing if ac not in undetermined)
     result = DistributionResult(
         rows=tuple(rows),
         counts=counts,
         total=len(feature),
         pre_existing=tuple(sorted(c.test_id for c in existing)),
         main_path_checks=main,
-        healthy=not failing,
-        failing_p0_acs=failing,
+        healthy=False if decided else (None if undetermined else True),
+        failing_p0_acs=decided,
+        undetermined_p0_acs=undetermined,
+        unscored_t_checks=tuple(sorted(unscored & set(checks))),
         reading="",
     )
     return result.model_copy(update={"reading": _reading(result)})
@@ -307,11 +338,15 @@ def _reading(result: DistributionResult) -> str:
     if result.total == 0:
         return "the change adds no feature tests; D is empty and no P0 main path is proven"
     c, n = result.counts, result.total
-    health = (
-        "healthy: every P0 main path has a Necessary test"
-        if result.healthy
-        else f"not healthy: no Necessary test for {', '.join(result.failing_p0_acs)}"
-    )
+    if result.healthy:
+        health = "healthy: every P0 main path has a Necessary test"
+    elif result.healthy is None:
+        health = (
+            "health undetermined: the main-path T-checks of "
+            f"{', '.join(result.undetermined_p0_acs)} are UNSCORED"
+        )
+    else:
+        health = f"not healthy: no Necessary test for {', '.join(result.failing_p0_acs)}"
     return (
         f"{c['necessary']} of {n} feature tests ({pct_text(c['necessary'], n)}) prove a P0 "
         f"main path, {c['secondary']} ({pct_text(c['secondary'], n)}) other AC clauses, "

@@ -5,8 +5,12 @@ sanctioned set (SPEC §5): the T-checks of the *weighted* ACs (P0/P1 — a P2 AC
 Final and is left out here too) plus the T-checks of the valid E-additions, each judged like
 any other check (level, assertion, k = 3 majority):
 
-    T_frozen     = MET T-checks / T-checks                        (baseline, all ACs)
+    T_frozen     = MET T-checks / T-checks      over the weighted ACs (P2 never counts)
     T_sanctioned = MET T-checks / T-checks      over weighted ACs ∪ valid additions
+
+Like Final, neither is a number over checks nobody decided: when a T-check it counts has
+the majority UNSCORED, it is NULL with the reason ("3 of 10 T-checks UNSCORED"), never the
+MET share of the decided ones (an all-UNSCORED run printed "0.00 (0/10)").
 
 An addition's T-checks are those of the baseline AC whose id is the addition's master item
 (`M04`) or its sanctioned id (`E:<item id>`): the benchmark freezes them like any other.
@@ -73,14 +77,25 @@ class HarnessCoverage(BaseModel):
     sanctioned_met: int
     sanctioned_checks: int
     unchecked_additions: int
+    unscored_t_checks: int = 0  # of the frozen T's checks, majority UNSCORED
+    sanctioned_unscored: int = 0  # of the sanctioned T's checks, majority UNSCORED
 
     @property
     def t_frozen(self) -> float | None:
+        if self.unscored_t_checks:
+            return None
         return ratio(self.met_t_checks, self.t_checks)
 
     @property
+    def frozen_reason(self) -> str | None:
+        """Why T_frozen is NULL though the weighted ACs have T-checks."""
+        if self.unscored_t_checks:
+            return f"{self.unscored_t_checks} of {self.t_checks} T-checks UNSCORED"
+        return None
+
+    @property
     def t_sanctioned(self) -> float | None:
-        if self.unchecked_additions:
+        if self.reason:
             return None
         return ratio(self.sanctioned_met, self.sanctioned_checks)
 
@@ -89,6 +104,8 @@ class HarnessCoverage(BaseModel):
         """Why T_sanctioned is NULL while the sanctioned set is not empty."""
         if self.unchecked_additions:
             return f"no T-check for {self.unchecked_additions} valid addition(s)"
+        if self.sanctioned_unscored:
+            return f"{self.sanctioned_unscored} of {self.sanctioned_checks} T-checks UNSCORED"
         return None
 
     def frame(self) -> pd.DataFrame:
@@ -157,13 +174,20 @@ def t_over_sanctioned(
         dict(zip(votes["check_id"], votes["majority"], strict=True)) if not votes.empty else {}
     )
     t_checks = {ac.id: [c.id for c in ac.checks if c.kind == "T"] for ac in baseline.acs}
-    every_t = [i for ids in t_checks.values() for i in ids]
+    # The frozen T counts the weighted ACs' T-checks: those of the sanctioned PRD ACs.
+    weighted = [r.req_id for r in sanctioned if r.source == "prd"]
+    every_t = [i for ac_id in weighted for i in t_checks.get(ac_id, [])]
     rows: list[HarnessRow] = []
+    counted: list[str] = []
     for req in sanctioned:
         ids = list(dict.fromkeys(i for ac_id in req.check_acs for i in t_checks.get(ac_id, [])))
+        counted += ids
         met = sum(1 for i in ids if majority.get(i) == "MET")
+        unscored = sum(1 for i in ids if majority.get(i, "UNSCORED") == "UNSCORED")
         if not ids:
             covered, reason = None, "no T-check"
+        elif unscored and met + unscored == len(ids):
+            covered, reason = None, f"{unscored} of {len(ids)} T-checks UNSCORED"
         else:
             covered = met == len(ids)
             reason = None if covered else f"{len(ids) - met} of {len(ids)} T-checks not MET"
@@ -183,6 +207,8 @@ def t_over_sanctioned(
         sanctioned_met=sum(r.n_met_t_checks for r in rows),
         sanctioned_checks=sum(r.n_t_checks for r in rows),
         unchecked_additions=sum(
-            1 for r in rows if r.requirement.source == "addition" and r.covered is None
+            1 for r in rows if r.requirement.source == "addition" and r.n_t_checks == 0
         ),
+        unscored_t_checks=sum(1 for i in every_t if majority.get(i, "UNSCORED") == "UNSCORED"),
+        sanctioned_unscored=sum(1 for i in counted if majority.get(i, "UNSCORED") == "UNSCORED"),
     )

@@ -114,7 +114,11 @@ def _elicitation(m: SideMetrics, h: str) -> list[str]:
 def _harness(m: SideMetrics, h: str) -> list[str]:
     hc = m.harness
     rows = [r for r in hc.rows if r.requirement.source == "addition"]
-    frozen = fmt_ratio(hc.t_frozen, hc.met_t_checks, hc.t_checks)
+    frozen = (
+        f"n/a ({hc.frozen_reason})"
+        if hc.frozen_reason
+        else fmt_ratio(hc.t_frozen, hc.met_t_checks, hc.t_checks)
+    )
     sanctioned = (
         f"n/a ({hc.reason})"
         if hc.reason
@@ -171,7 +175,8 @@ def _robustness(m: SideMetrics, h: str) -> list[str]:
     out = [
         f"{h} Robustness R (extra tests beyond the AC-mapped ones)",
         "",
-        f"R = **{r.total:.2f}** over {len(r.rows)} extra test(s): {counts} "
+        (f"R = **{r.total:.2f}**" if r.total is not None else f"R = n/a ({r.reason})")
+        + f" over {len(r.rows)} extra test(s): {counts} "
         "(High 1.0 / Med 0.5 / Low 0.25 / none 0).",
         "",
     ]

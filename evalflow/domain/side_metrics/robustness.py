@@ -17,7 +17,9 @@ name (split into words) and its source lines (`lexicon.ROBUST_*`):
    rounding;
 5. low 0.25 — anything else: happy-path duplicates, helpers, internals, trivial getters.
 
-R = Σ weights, computed exactly and reported as a float.
+R = Σ weights, computed exactly and reported as a float. When T-checks are UNSCORED, R is
+NULL with that reason: a test that would prove one of them is no extra, so the extras are
+not known (the rows are still listed as candidates).
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ class RobustnessResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     rows: tuple[RobustnessRow, ...]
-    total: float
+    total: float | None
     counts: dict[str, int]
+    reason: str | None = None  # why total is NULL
 
     def frame(self) -> pd.DataFrame:
         """The `robustness` table: one row per extra (Nice-to-have) feature test."""
@@ -131,4 +134,8 @@ def compute_robustness(
             )
         )
     counts = {k: sum(1 for r in rows if r.weight_class == k) for k in WEIGHTS}
+    unscored = distribution.unscored_t_checks
+    if unscored:
+        reason = f"{len(unscored)} T-check(s) UNSCORED: a test proving one would be no extra"
+        return RobustnessResult(rows=tuple(rows), total=None, counts=counts, reason=reason)
     return RobustnessResult(rows=tuple(rows), total=float(total), counts=counts)

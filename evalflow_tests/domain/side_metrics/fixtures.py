@@ -41,7 +41,7 @@ BASELINE = Baseline.model_validate(
                 "text": PRD.stories[0].acs[0].text,
                 "checks": [
                     {"id": "S1-AC1-I1", "kind": "I", "proposition": "Creates the account."},
-                    _t("S1-AC1-T1", "An e2e test asserts the 201 and the stored account.", "e2e"),
+                    _t("S1-AC1-T1", "A test asserts the 201 and the stored account."),
                     _t("S1-AC1-T2", "A unit test asserts the `created` payload."),
                 ],
             },

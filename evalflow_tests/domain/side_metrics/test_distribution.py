@@ -13,6 +13,7 @@ from evalflow.repo.test_inventory import classify_feature_tests, parse_test_file
 from evalflow_tests.domain.side_metrics.fixtures import (
     BASELINE,
     PRD,
+    TEST_FILES,
     TESTS_PATH,
     TESTS_TEXT,
     cases,
@@ -165,3 +166,56 @@ def test_probes_count_only_for_met_checks_and_asserting_tests() -> None:
     runs_only = [EvidenceLine(check_id="S1-AC1-T1", path=TESTS_PATH, start_line=28, end_line=28)]
     result = compute_distribution(PRD, BASELINE, all_cases, runs_only, test_files=files)
     assert _tiers(result)["test_runs_only"] == "nice_to_have"
+
+
+def _with_check(check_id: str, **changes) -> Baseline:
+    acs = [ac.model_dump() for ac in BASELINE.acs]
+    for ac in acs:
+        for check in ac["checks"]:
+            if check["id"] == check_id:
+                check.update(changes)
+    return Baseline.model_validate({**BASELINE.model_dump(), "acs": acs})
+
+
+def test_a_unit_test_never_proves_an_e2e_check() -> None:
+    """Issue 27: a unit test "proved" an e2e check (by the judge's citation or a probe)."""
+    probe = {"kind": "test-assert", "pattern": r"status == 201", "path_globs": ["tests/**"]}
+    baseline = _with_check("S1-AC1-T1", level="e2e", probes=[probe])
+    result = compute_distribution(PRD, baseline, cases(), EVIDENCE, test_files=TEST_FILES)
+    assert _tiers(result)["test_signup_201"] == "nice_to_have"
+
+
+def test_a_test_matching_one_of_several_probes_proves_nothing() -> None:
+    probes = [
+        {"kind": "test-assert", "pattern": r"status == 201", "path_globs": ["tests/**"]},
+        {"kind": "test-assert", "pattern": r"stored_account", "path_globs": ["tests/**"]},
+    ]
+    baseline = _with_check("S1-AC1-T1", probes=probes)
+    result = compute_distribution(PRD, baseline, cases(), [], test_files=TEST_FILES,
+                                  met_checks={"S1-AC1-T1"})  # fmt: skip
+    assert _tiers(result)["test_signup_201"] == "nice_to_have"
+    one = _with_check("S1-AC1-T1", probes=probes[:1])
+    result = compute_distribution(PRD, one, cases(), [], test_files=TEST_FILES,
+                                  met_checks={"S1-AC1-T1"})  # fmt: skip
+    assert _tiers(result)["test_signup_201"] == "necessary"
+
+
+def test_health_rests_on_unscored_checks_is_undetermined_not_failing() -> None:
+    """Issue 27: D said "not healthy: no Necessary test for S1-AC1" over unjudged checks."""
+    unscored = {"S1-AC1-T1", "S1-AC1-T2"}
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE[1:], unscored_checks=unscored)
+    assert result.healthy is None and result.failing_p0_acs == ()
+    assert result.undetermined_p0_acs == ("S1-AC1",)
+    assert "health undetermined: the main-path T-checks of S1-AC1 are UNSCORED" in result.reading
+    assert pd.isna(result.distribution_frame()["healthy"].iloc[0])
+
+
+def test_r_over_unscored_t_checks_is_null_with_the_reason() -> None:
+    from evalflow.domain.side_metrics.robustness import compute_robustness
+
+    result = compute_distribution(PRD, BASELINE, cases(), EVIDENCE[1:],
+                                  unscored_checks={"S1-AC1-T1"})  # fmt: skip
+    assert result.unscored_t_checks == ("S1-AC1-T1",)
+    robustness = compute_robustness(result, cases(), TEST_FILES)
+    assert robustness.total is None and robustness.rows
+    assert robustness.reason == "1 T-check(s) UNSCORED: a test proving one would be no extra"

@@ -318,13 +318,36 @@ def test_t_over_the_sanctioned_set_excludes_p2_and_never_covers_by_keyword() -> 
     assert rows["S1-AC1"].reason == "1 of 2 T-checks not MET"
     assert harness.t_sanctioned is None
     assert harness.reason == "no T-check for 1 valid addition(s)"
-    assert (harness.met_t_checks, harness.t_checks) == (4, 5)
+    # The frozen T is Final's: the weighted PRD ACs' T-checks (not P2's S2-AC1-T1, not M2's).
+    assert (harness.met_t_checks, harness.t_checks) == (2, 3)
     frame = harness.frame()
     assert frame.loc[frame["req_id"] == "S1-AC1", "covered"].tolist() == [False]
     assert pd.isna(frame.loc[frame["req_id"] == "E:FR-002", "covered"].item())
     checked = sanctioned_set(prd, baseline, result.valid_additions()[1:])
     whole = t_over_sanctioned(baseline, votes, checked)
     assert whole.t_sanctioned == pytest.approx(3 / 4)
+
+
+def test_t_over_unscored_checks_is_null_with_the_reason_not_a_share() -> None:
+    """Issue 27: an all-UNSCORED run printed Harness T "0.00 (0/10)"."""
+    prd = parse_prd(PRD_TEXT)
+    baseline = _addition_baseline()
+    sanctioned = sanctioned_set(prd, baseline, [])
+    ids = ["S1-AC1-T1", "S1-AC1-T2", "S1-AC2-T1", "S2-AC1-T1"]
+    unscored = pd.DataFrame({"check_id": ids, "majority": ["UNSCORED"] * 4})
+    harness = t_over_sanctioned(baseline, unscored, sanctioned)
+    assert harness.t_frozen is None and harness.frozen_reason == "4 of 4 T-checks UNSCORED"
+    assert harness.t_sanctioned is None and harness.reason == "4 of 4 T-checks UNSCORED"
+    rows = {r.requirement.req_id: r for r in harness.rows}
+    assert (rows["S1-AC1"].covered, rows["S1-AC1"].reason) == (None, "2 of 2 T-checks UNSCORED")
+    # One UNSCORED among MET: still undetermined; a decided UNMET decides the row.
+    mixed = pd.DataFrame({"check_id": ids, "majority": ["MET", "UNSCORED", "UNMET", "MET"]})
+    harness = t_over_sanctioned(baseline, mixed, sanctioned)
+    assert harness.t_frozen is None and harness.frozen_reason == "1 of 4 T-checks UNSCORED"
+    rows = {r.requirement.req_id: r for r in harness.rows}
+    assert rows["S1-AC1"].covered is None and rows["S1-AC2"].covered is False
+    decided = pd.DataFrame({"check_id": ids, "majority": ["MET", "MET", "UNMET", "MET"]})
+    assert t_over_sanctioned(baseline, decided, sanctioned).t_frozen == pytest.approx(3 / 4)
 
 
 class _ModelJudge:

@@ -26,7 +26,13 @@ VERDICTS = pd.DataFrame(
         }
     ]
 )
-VOTES = pd.DataFrame({"check_id": ["S1-AC1-T1"], "majority": ["MET"]})
+# Every T-check decided (an UNSCORED or missing one makes R and T NULL).
+VOTES = pd.DataFrame(
+    {
+        "check_id": ["S1-AC1-T1", "S1-AC1-T2", "S1-AC2-T1", "S2-AC1-T1"],
+        "majority": ["MET", "UNMET", "UNMET", "UNMET"],
+    }
+)
 
 
 def _inputs(spec_files: dict[str, str]) -> SideMetricsInputs:
