@@ -3,7 +3,9 @@
 Commands: `score`, `certify`, `compare`, `init`. PATH may be one skill directory, its
 SKILL.md, or a directory of skills — all scored in one process. Exit codes (fix 8): 0 ok,
 1 a composite below `--threshold` (one stderr line per such skill, "composite 36.48 <
-threshold 70"), 2 bad input or usage, 3 internal failure. `--output json-lines` prints one
+threshold 70"), 2 bad input or usage, or a requested judge that gave no valid answer (one
+stderr line per such skill; the report is still printed, its judge layer null), 3 internal
+failure. `--output json-lines` prints one
 per-skill JSON object a line (the same object as single-skill `--output json`), so a CI
 gate reads `['composite']['score']` or `['passed']` per skill in batch mode too. `certify`
 without a judge and a real Monte Carlo backend says on stderr that it cannot certify beyond
@@ -44,7 +46,7 @@ from evalflow.domain.plugineval.report import (
     terminal_safe,
     threshold_line,
 )
-from evalflow.errors import EXIT_BELOW_THRESHOLD, InputError
+from evalflow.errors import EXIT_BELOW_THRESHOLD, EXIT_INPUT, InputError
 from evalflow.io.plugineval import (
     build_corpus,
     corpus_skill_reader,
@@ -227,8 +229,30 @@ def _run_score(
     for r in failed:
         prefix = f"{r['skill']['path']}: " if is_batch else ""
         click.echo(terminal_safe(prefix + threshold_line(r)), err=True)
+    judge_failed = [r for r in reports if _judges_all_invalid(r)]
+    for r in judge_failed:
+        prefix = f"{r['skill']['path']}: " if is_batch else ""
+        click.echo(terminal_safe(prefix + _judge_failed_line(r)), err=True)
+    # A requested judge that gave nothing usable is a failed run, as when the judge's API is
+    # unusable (exit 2), never a quiet exit 0 with the layer null.
+    if judge_failed:
+        ctx.exit(EXIT_INPUT)
     if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _judges_all_invalid(report: dict[str, Any]) -> bool:
+    judge = next((x for x in report["layers"] if x["name"] == "judge"), None)
+    return judge is not None and judge["judges_requested"] > 0 and not judge["measured"]
+
+
+def _judge_failed_line(report: dict[str, Any]) -> str:
+    judge = next(x for x in report["layers"] if x["name"] == "judge")
+    return (
+        f"judge layer unmeasured: none of the {judge['judges_requested']} requested judge(s) "
+        "gave a valid answer (JUDGE_INVALID_OUTPUT / JUDGE_FAILED in the report's findings) "
+        "— rerun, or pick another --judge-model"
+    )
 
 
 def _output_options(choices: tuple[str, ...]) -> list[Any]:

@@ -237,3 +237,20 @@ def test_judged_elo_refuses_an_index_without_its_plugins_directory(
     offline = invoke("certify", GOOD, "--corpus-dir", corpus, "--json")  # no judge: still fine
     assert offline.exit_code == 0
     assert json.loads(offline.stdout)["elo"]["kind"] == "static-score"
+
+
+def test_every_judge_answer_invalid_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    def invalid(turn: Turn) -> Reply:
+        return Reply([tool_use(REPORT_TOOL_NAME, {"nonsense": 1}, turn)])
+
+    with FakeAnthropic(invalid) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        res = invoke("score", GOOD, "--judge", "anthropic", "--json")
+    assert res.exit_code == 2, res.output
+    usage, line = res.stderr.splitlines()
+    assert usage.startswith("anthropic: ")
+    assert line.startswith("judge layer unmeasured: none of the 1 requested judge(s) gave a ")
+    out = json.loads(res.stdout)  # the report is still printed, its judge layer null
+    assert out["layers"][1]["measured"] is False
+    assert out["composite"]["score"] is not None
