@@ -18,7 +18,8 @@ need ANTHROPIC_API_KEY (one-line error, exit 2, without it), share one response 
 (`<warehouse>/cache/anthropic`) and one spend limit (EVALFLOW_MAX_COST_USD), and print their
 calls and cost on stderr. Their modules are imported only when selected, so the quick path
 never loads the SDK. A caller can also pass its own `PluginJudge` list as
-`obj={"plugin_judges": [...]}`; without any judge the judge layer is reported unmeasured.
+`obj={"plugin_judges": [...]}`; without any judge the judge layer is reported unmeasured,
+and `score` at standard or deep depth says so in one stderr line.
 Also runnable as `python -m evalflow.cli.plugin`.
 """
 
@@ -220,6 +221,13 @@ def _run_score(
         _emit(_dump(batch) if output == "json" else render_batch_markdown(batch))
     else:
         _emit(_dump(reports[0]) if output == "json" else render_markdown(reports[0]))
+    if not certify and any(_no_judge(r) for r in reports):
+        # The default depth includes the judge layer: never leave it null without saying so.
+        click.echo(
+            "judge layer unmeasured: no LLM judge configured (--judge anthropic measures it; "
+            "--depth quick is static only)",
+            err=True,
+        )
     if certify:
         for r in reports:
             if not r["certification"]["complete"]:
@@ -239,6 +247,11 @@ def _run_score(
         ctx.exit(EXIT_INPUT)
     if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _no_judge(report: dict[str, Any]) -> bool:
+    judge = next((x for x in report["layers"] if x["name"] == "judge"), None)
+    return judge is not None and judge["judges_requested"] == 0
 
 
 def _judges_all_invalid(report: dict[str, Any]) -> bool:

@@ -354,3 +354,16 @@ def test_control_bytes_from_a_skill_never_reach_the_terminal_raw(tmp_path: Path)
     assert md.startswith("## bad\\x1b]0;pwned\\x07\\x9bname — ")
     assert "`" + str(tmp_path) + "/evil\\x1b[2Jdir\\x07` · depth quick" in md
     assert json.loads(runs[2].stdout)["skill"]["name"] == "bad\x1b]0;pwned\x07\x9bname"
+
+
+def test_default_score_says_the_judge_layer_is_unmeasured_in_one_line() -> None:
+    res = invoke("score", GOOD, "--json")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        "judge layer unmeasured: no LLM judge configured (--judge anthropic measures it; "
+        "--depth quick is static only)\n"
+    )
+    assert json.loads(res.stdout)["layers"][1]["reason"] == "no LLM judge configured"
+    batch = invoke("score", DEMO, "--output", "json-lines")
+    assert batch.stderr.count("judge layer unmeasured") == 1  # once, not per skill
+    assert invoke("score", GOOD, "--depth", "quick").stderr == ""
