@@ -2,10 +2,12 @@
 
 Tables fit the terminal by wrapping; off a terminal they keep their natural width.
 
-Numbers in tables and Markdown are printed with the one rounding rule of every surface,
+Scores in tables and Markdown are printed with the one rounding rule of every surface,
 half up from the exact value (`evalflow.domain.rounding.format_half_up`): a stored 5/8 prints
-0.63 here as in the report, never `f"{0.625:.2f}"`'s half-even 0.62. JSON and CSV carry the
-stored values unchanged (reported scores are stored already rounded by that rule).
+0.63 here as in the report, never `f"{0.625:.2f}"`'s half-even 0.62. `evalflow query` rounds
+only its score columns (`SCORE_COLUMNS`); any other number prints at full precision (a cost
+of 1e-4 is not "0.00"). JSON and CSV carry the stored values unchanged. A cell is plain text,
+never rich markup: a stored "[x] done" prints as such.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _plain(value: Any) -> Any:
@@ -48,10 +51,24 @@ def emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     click.echo(buffer.getvalue(), nl=False)
 
 
-def _cell(value: Any) -> str:
+# The reported scores (SPEC §1 Roll-up) and their bounds: rounded half up to 2 decimals
+# wherever a person reads them. `*_value` columns hold the exact value and print in full.
+SCORE_COLUMNS = frozenset(
+    {
+        "ac_score", "story_score", "final", "adjusted_final", "i_score", "t_score",
+        "final_lower", "final_upper", "final_ci_low", "final_ci_high", "final_mean",
+        "final_majority", "mean_final", "mean_final_ci_low", "mean_final_ci_high",
+        "mean_effective_final", "mean_effective_ci_low", "mean_effective_ci_high",
+    }
+)  # fmt: skip
+
+
+def _cell(value: Any, rounded: bool = True) -> str:
     value = _plain(value)
     if value is None:
         return "—"
+    if isinstance(value, float) and not rounded:
+        return repr(value)
     if isinstance(value, float):
         # Imported on first use: the roll-up module brings numpy and pandas, which a table of
         # strings and integers (`evalflow query "SHOW TABLES"`) does not need.
@@ -66,8 +83,10 @@ def emit_table(
     rows: Sequence[Sequence[Any]],
     title: str | None = None,
     console: Console | None = None,
+    rounded: frozenset[str] | None = None,
 ) -> None:
     """A table that fits a terminal by wrapping cells (headers too), never by eliding them.
+    `rounded`: the columns whose numbers are rounded (default: every column).
 
     Off a terminal (a pipe, a file, a CI log) there is no width to fit, so the table is printed
     at its natural width: rich would otherwise squeeze it to an assumed 80 columns and cut
@@ -76,8 +95,10 @@ def emit_table(
     table = Table(title=title, show_lines=False, header_style="bold")
     for column in columns:
         table.add_column(column, overflow="fold")
+    keep = [rounded is None or c in rounded for c in columns]
     for row in rows:
-        table.add_row(*(_cell(v) for v in row))
+        # Text, not str: rich would read "[x]" in a cell as markup and drop it.
+        table.add_row(*(Text(_cell(v, k)) for v, k in zip(row, keep, strict=True)))
     console = console or Console()
     if not console.is_terminal:
         natural = console.measure(table, options=console.options.update_width(10**6)).maximum

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from evalflow.cli.output import (
+    SCORE_COLUMNS,
     emit_csv,
     emit_json,
     emit_markdown,
@@ -527,7 +528,7 @@ def query(sql: str, as_csv: bool, warehouse: str | None, as_json: bool) -> None:
     elif as_csv:
         emit_csv(columns, rows)
     else:
-        emit_table(columns, rows)
+        emit_table(columns, rows, rounded=SCORE_COLUMNS)
 
 
 SUITE_TABLES_NEEDED = ("leaderboard", "ac_score", "majority_vote", "run_manifest")

@@ -202,14 +202,27 @@ def _stable(text: object) -> str:
     return _DURATION.sub("…s", str(text))
 
 
+def _prd_title(title: str) -> str:
+    """The PRD's title without its own "PRD:" prefix (a "# PRD: Mini" heading made the
+    report say "PRD: PRD: Mini")."""
+    return re.sub(r"^\s*PRD\s*[:\-–—]\s*", "", title) or title
+
+
+def _count(value: object) -> object:
+    """An exit code or line count as the integer it is: a nullable column is read back as a
+    float, and "(exit 127.0)" or "+8.0/-0.0" reads like a measurement."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _gate_detail(row) -> str:
     if row.status == "unscored":
         return str(row.reason)
     if row.status == "not-run":
-        return f"{row.reason}; attempt `{row.probe_command}` (exit {row.probe_exit_code})"
+        attempt = f"`{row.probe_command}` (exit {_count(row.probe_exit_code)})"
+        return f"{row.reason}; attempt {attempt}"
     if row.status == "pre-existing":
-        return f"base exit {row.base_exit_code}; out-of-scope note, not ✗"
-    detail = f"exit {row.exit_code}{' (timed out)' if row.timed_out else ''}"
+        return f"base exit {_count(row.base_exit_code)}; out-of-scope note, not ✗"
+    detail = f"exit {_count(row.exit_code)}{' (timed out)' if row.timed_out else ''}"
     notes = [n for n in str(row.notes).splitlines() if n.startswith("base not comparable")]
     return f"{detail}; {notes[0]}" if notes else detail
 
@@ -243,7 +256,9 @@ def _gates_section(gates: pd.DataFrame) -> list[str]:
             "not-run: the environment (infra) or the dependency setup failed, not the project; "
             "the evidence column shows the output line that decided it."
         )
-    gated = gates[gates["gate"] != "setup"]  # the setup step has network by design
+    # The setup step has network by design; a gate that never ran (no command configured)
+    # had no sandbox to lack isolation in.
+    gated = gates[(gates["gate"] != "setup") & ~gates["status"].isin(["unscored"])]
     if len(gated) and not gated["network_isolated"].all():
         lines.append("Network isolation was unavailable for some gates (see the gates table).")
     if "isolation_missing" in gates:
@@ -269,7 +284,7 @@ def render_report(inp: ReportInput) -> str:
     lines: list[str] = [
         f"# Evaluation report — {inp.framework} on {inp.benchmark}",
         "",
-        f"Run `{inp.run_key}` · PRD: {inp.prd.title} · "
+        f"Run `{inp.run_key}` · PRD: {_prd_title(inp.prd.title)} · "
         f"baseline sha256 `{inp.baseline_sha256[:16]}` · fingerprint `{inp.fingerprint[:16]}`",
         f"Commits: base `{inp.base_sha[:12]}` → head `{inp.head_sha[:12]}` · "
         f"judge `{inp.judge_id}` · k = {int(inp.votes['k'].iloc[0]) if len(inp.votes) else 0}",
@@ -459,7 +474,9 @@ def render_report(inp: ReportInput) -> str:
     lines += [f"- {a}" for a in assumptions] or ["- none"]
     lines += ["", f"## Diff surface ({len(inp.diff)} files, base..head)", ""]
     for row in inp.diff.itertuples(index=False):
-        counts = "binary" if row.binary else f"+{row.added_lines}/-{row.deleted_lines}"
+        counts = (
+            "binary" if row.binary else f"+{_count(row.added_lines)}/-{_count(row.deleted_lines)}"
+        )
         lines.append(f"- `{row.path}` {row.status} ({counts})")
     if inp.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in inp.notes]

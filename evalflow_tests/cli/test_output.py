@@ -42,3 +42,14 @@ def test_five_eighths_is_063_on_every_surface(capsys) -> None:
     assert capsys.readouterr().out.splitlines()[-1] == "| 0.63 | 0.63 |"
     assert markdown._fmt(final["final_value"]) == "0.63"  # the report's formatter
     assert format_half_up(final["final_value"]) == "0.63"  # the plots' label formatter
+
+
+def test_query_cells_are_plain_text_and_non_scores_keep_full_precision(capsys) -> None:
+    """Issue 27: `evalflow query` dropped "[x]" as rich markup and printed 1e-4 as 0.00."""
+    from evalflow.cli.output import SCORE_COLUMNS
+
+    cols = ["note", "cost_usd", "final"]
+    emit_table(cols, [("[x] done [bold]", 0.0001, 0.625)], rounded=SCORE_COLUMNS)
+    out = capsys.readouterr().out
+    assert "[x] done [bold]" in out
+    assert "0.0001" in out and "0.63" in out and "0.625" not in out

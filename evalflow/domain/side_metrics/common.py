@@ -114,3 +114,8 @@ def _evidence_items(raw: Any) -> Sequence[dict[str, Any]]:
     if isinstance(raw, str):
         return json.loads(raw) if raw.strip() else []
     return [dict(item) if not isinstance(item, BaseModel) else item.model_dump() for item in raw]
+
+
+def candidates(n: int) -> str:
+    """ "1 candidate", "3 candidates" (the report said "1 candidates")."""
+    return f"{n} candidate" if n == 1 else f"{n} candidates"

@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evalflow.domain.models import PRD
 from evalflow.domain.patterns import Pattern, UntrustedPatternError, compile_untrusted
-from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, ratio
+from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, candidates, ratio
 from evalflow.domain.side_metrics.exclusions import OutOfScope, out_of_scope
 from evalflow.domain.side_metrics.lexicon import (
     CODE_KEYWORD,
@@ -421,7 +421,7 @@ class ElicitationResult(BaseModel):
         """Why a ratio is NULL although there are spec files: candidates await a judge."""
         if self.status != SCORED or not self.n_candidates:
             return None
-        return f"unadjudicated — {self.n_candidates} candidates"
+        return f"unadjudicated — {candidates(self.n_candidates)}"
 
     @property
     def e_recall(self) -> float | None:

@@ -9,7 +9,7 @@ names its judge and is a candidate (a proposal for the adjudicator), never a ver
 
 from __future__ import annotations
 
-from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, fmt_ratio
+from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, candidates, fmt_ratio
 from evalflow.domain.side_metrics.compute import SideMetrics
 from evalflow.domain.side_metrics.distribution import TIER_LABELS, TIERS, pct_text
 from evalflow.domain.side_metrics.elicitation import HEURISTIC_JUDGE
@@ -41,8 +41,8 @@ def _elicitation(m: SideMetrics, h: str) -> list[str]:
     )
     heuristic = HEURISTIC_JUDGE in e.judges
     judged = "+".join(e.judges) or "none"
-    open_categories = f"unadjudicated — {e.n_category_candidates} candidates"
-    open_additions = f"unadjudicated — {e.n_addition_candidates} candidates"
+    open_categories = f"unadjudicated — {candidates(e.n_category_candidates)}"
+    open_additions = f"unadjudicated — {candidates(e.n_addition_candidates)}"
     recall = (
         open_categories
         if e.n_category_candidates
@@ -159,7 +159,7 @@ def _scope(m: SideMetrics, h: str) -> list[str]:
         for k in ("out_of_scope", "rogue_build", "plan_drift", "deferred")
     )
     shown = f"**{s.verdict}**" if s.verdict is not None else f"**{s.reason}**"
-    out += [f"S = {shown} (confirmed: {counts}; {s.n_candidates} candidates).", ""]
+    out += [f"S = {shown} (confirmed: {counts}; {candidates(s.n_candidates)}).", ""]
     if s.findings:
         out += _table(
             ["kind", "status", "effect if confirmed", "file:line", "judge", "description"],

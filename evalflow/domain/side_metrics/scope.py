@@ -46,7 +46,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from evalflow.domain.models import PRD
-from evalflow.domain.side_metrics.common import NO_SPEC, SCORED
+from evalflow.domain.side_metrics.common import NO_SPEC, SCORED, candidates
 from evalflow.domain.side_metrics.elicitation import (
     HEURISTIC_JUDGE,
     LABELS_JUDGE,
@@ -142,7 +142,7 @@ class ScopeResult(BaseModel):
     def reason(self) -> str | None:
         if self.status != SCORED or self.verdict is not None:
             return None
-        return f"unadjudicated — {self.n_candidates} candidates"
+        return f"unadjudicated — {candidates(self.n_candidates)}"
 
     def finding_frame(self) -> pd.DataFrame:
         """The `scope_finding` table."""

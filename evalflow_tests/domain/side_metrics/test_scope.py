@@ -84,7 +84,7 @@ def test_out_of_scope_phrase_is_a_candidate_never_a_fail() -> None:
     # the whole phrase is needed: `add_seat(team)` on line 3 is no hit, line 4 is
     assert [(f.ref, f.status, f.effect) for f in oos] == [("app/seats.py:4", "candidate", "fail")]
     assert "Team billing and seat management." in oos[0].description
-    assert result.reason == "unadjudicated — 1 candidates"
+    assert result.reason == "unadjudicated — 1 candidate"
     confirmed = _scope(
         SPEC_FILES,
         files,
