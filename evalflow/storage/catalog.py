@@ -95,6 +95,10 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
             for table in tables:
                 con.execute(_view_sql(warehouse, table))
             _derived_views(con, tables)
+        # A read-write client killed mid-session leaves `<catalog>.wal`; it belongs to the
+        # file being replaced, and DuckDB would replay it into the new one ("WAL does not
+        # match database file") for every later client. It goes with its file.
+        path.with_name(path.name + ".wal").unlink(missing_ok=True)
         os.replace(temp, path)
     except (duckdb.Error, OSError) as exc:
         raise InputError(
