@@ -129,7 +129,8 @@ def test_init_then_certify_with_elo(tmp_path: Path) -> None:
     assert out["depth"] == "deep"
     assert out["elo"]["computed"] is True
     assert out["elo"]["opponents"] == 3  # itself excluded by content hash
-    assert out["elo"]["order_disagreements"] == 0
+    # A static-score Elo compares stored scores: no position-bias check ran, so null, not 0.
+    assert out["elo"]["order_disagreements"] is None
     assert out["composite"]["elo"] == out["elo"]["rating"]
     assert out["layers"][2]["simulated"] is True
     assert out["composite"]["badge_basis"] == "composite and static-score Elo"
@@ -137,6 +138,8 @@ def test_init_then_certify_with_elo(tmp_path: Path) -> None:
     assert out["elo"]["basis"] == "quick depth (static)"
     assert "static-score Elo" in out["elo"]["note"]
     assert json.loads((corpus / "index.json").read_text())["depth"] == "quick"
+    md = invoke("certify", GOOD, "--corpus-dir", corpus, "--runs", "20").stdout
+    assert "matches, no position-bias check (static) · scored at quick depth" in md
 
 
 def test_certify_markdown_marks_simulation_and_withholds_the_badge_without_elo() -> None:

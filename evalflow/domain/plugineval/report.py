@@ -175,7 +175,9 @@ def _elo(ev: SkillEvaluation) -> dict[str, Any] | None:
         "corpus_percentile": _r(e.corpus_percentile, 1),
         "opponents": e.opponents,
         "matches": e.matches,
-        "order_disagreements": e.disagreements,
+        # Comparing two stored scores has no order to disagree on: the position-bias check
+        # did not run, so it is null, not a reassuring 0.
+        "order_disagreements": None if e.kind == STATIC_SCORE else e.disagreements,
         "permutations": e.permutations,
         "bootstrap_samples": e.bootstrap_samples,
         "kind": e.kind,
@@ -189,7 +191,7 @@ def _elo(ev: SkillEvaluation) -> dict[str, Any] | None:
 
 _STATIC_ELO_NOTE = (
     "static-score Elo: no pairwise judge is configured, so matches compare the two skills' "
-    "dimension scores"
+    "dimension scores; no position-bias check applies (null order_disagreements)"
 )
 
 
@@ -457,7 +459,12 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines.append(
             f"{elo['label']} {elo['rating']:.1f} [{elo['ci_low']:.1f}, {elo['ci_high']:.1f}] · "
             f"corpus percentile {elo['corpus_percentile']:.1f} · {elo['matches']} matches, "
-            f"{elo['order_disagreements']} order disagreement(s) · {basis}"
+            + (
+                "no position-bias check (static)"
+                if elo["order_disagreements"] is None
+                else f"{elo['order_disagreements']} order disagreement(s)"
+            )
+            + f" · {basis}"
         )
         if elo["note"]:
             lines.append(f"({elo['note']})")
