@@ -89,10 +89,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # userinfo of a URL (scheme://user:password@host): the password is a secret whatever the
 # variable is called, e.g. DATABASE_URL=postgres://u:pw@h/db.
 _URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^/\s@]+)@")
+# --ipc: SysV shared memory and semaphores of a gate die with it (a 64 MiB segment outlived
+# the run and escaped the memory limit) and the host's are out of its reach.
 _FULL_FLAGS = (
     "--user",
     "--map-root-user",
     "--net",
+    "--ipc",
     "--mount",
     "--pid",
     "--fork",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
 import tempfile
 import time
 import uuid
@@ -247,3 +248,27 @@ def test_webassembly_reservation_survives_the_default_limits(host: Host) -> None
     # The same reservation under the old fixed 4 GiB address-space limit fails.
     capped, _ = host.run(command, limits=GateLimits(address_space_bytes=4 << 30))
     assert capped.exit_code != 0
+
+
+def _host_segments() -> set[str]:
+    done = subprocess.run(["ipcs", "-m"], capture_output=True, text=True, timeout=10, check=True)
+    return {line.split()[1] for line in done.stdout.splitlines() if line.startswith("0x")}
+
+
+@pytest.mark.skipif(shutil.which("ipcmk") is None, reason="ipcmk (util-linux) is not installed")
+def test_shared_memory_of_a_gate_dies_with_it(host: Host) -> None:
+    before = _host_segments()
+    # The control: a segment made on the host outlives the process that made it.
+    made = subprocess.run(
+        ["ipcmk", "-M", "65536"], capture_output=True, text=True, timeout=10, check=True
+    )
+    shmid = made.stdout.split()[-1]
+    try:
+        assert shmid in _host_segments() - before
+    finally:
+        subprocess.run(["ipcrm", "-m", shmid], capture_output=True, timeout=10, check=False)
+    before = _host_segments()
+    run, output = host.run("ipcmk -M 67108864 && ipcs -m | grep -c '^0x'")
+    assert run.exit_code == 0, output
+    assert "Shared memory id" in output
+    assert _host_segments() == before
