@@ -3,17 +3,21 @@
 A manifest whose repository, base or head does not resolve, whose head equals its base, whose
 `spec_dir` leaves the repository, or whose run_key is already registered to another manifest
 would otherwise fail (or silently score the wrong thing) minutes later inside a run. The
-repository is read only through evalflow's hardened git layer.
+repository is read only through evalflow's hardened git layer. A manifest without
+`author_model` is registered with a warning (`warn_unknown_authors`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+import click
+
 from evalflow.errors import InputError
 from evalflow.io import settings
 from evalflow.io.inputs import load_manifest
 from evalflow.io.registry import REGISTRY_TABLE
+from evalflow.judges.family import AUTHOR_UNKNOWN
 from evalflow.repo.git import require_repo, resolve_commit
 
 
@@ -63,4 +67,16 @@ def check_registrations(root: str, manifests: list[Path], replace: bool) -> None
                 f"run_key {key} is already registered to {stored}",
                 where=str(path),
                 fix="pass --replace to register this manifest instead, or change its 'run'",
+            )
+
+
+def warn_unknown_authors(manifests: list[Path]) -> None:
+    """A warning (stderr, registration goes on) per manifest without `author_model`: an LLM
+    judge cannot then apply SPEC core rule 4 (evaluator ≠ author), the report says so."""
+    for path in manifests:
+        if load_manifest(path).manifest.author_model is None:
+            click.echo(
+                f"warning: {path}: no author_model — {AUTHOR_UNKNOWN} for an LLM judge; set "
+                "author_model: <the model that wrote the code> in the manifest",
+                err=True,
             )

@@ -342,9 +342,10 @@ def register(
 
     Fails early (exit 2) when a repository, base or head does not resolve, head equals base,
     spec_dir leaves the repository, or a run_key is registered to another manifest."""
-    from evalflow.cli.register_checks import check_registrations
+    from evalflow.cli.register_checks import check_registrations, warn_unknown_authors
 
     check_registrations(_root(warehouse), list(manifests), replace)
+    warn_unknown_authors(list(manifests))
     keys = orchestrate.register(_root(warehouse), list(manifests))
     for warning in _unconfined(_root(warehouse)):
         click.echo(f"warning: {warning}", err=True)

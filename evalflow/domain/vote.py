@@ -1,8 +1,20 @@
 """Self-consistency: k independent verdicts per check reduced to one majority (SPEC rule 5).
 
-A status wins when more than half of the k runs gave it; otherwise the check stays UNSCORED.
-Any disagreement makes the check *borderline* (listed in the report). Agreement across the
-k runs is summarised per framework run with Fleiss' kappa.
+The *plain majority*: a status wins when more than half of the k runs gave it; otherwise the
+check stays UNSCORED (with k = 3, a check with fewer than 2 agreeing decided votes is
+UNSCORED, never UNMET: an UNSCORED vote is "not judged yet", not a vote against). A check is
+*borderline* when its decided votes differ (some MET, some UNMET; listed in the report); an
+UNSCORED vote beside agreeing ones is no disagreement.
+
+Self-preference (SPEC core rule 4, §5): when the judge shares the author's model family a
+borderline MET becomes UNMET. A judge panel member of another family never overrules the
+majority: it only lifts that condition for a check whose MET majority its own votes decide
+together with it (a strict majority of the independent decided votes is MET). So the voted
+outcome is never above the plain majority, and UNSCORED never becomes UNMET.
+
+A judge that is not deterministic is re-asked once for its UNSCORED votes before they reach
+the vote (`evalflow.io.evaluation.score_run`). Agreement across the k runs is summarised per
+framework run with Fleiss' kappa.
 """
 
 from __future__ import annotations
@@ -35,10 +47,10 @@ def majority_vote(
     """One row per (run_key, check_id) from a frame with run_key, check_id, run, status.
 
     `borderline_to_unmet` applies SPEC rule 4 (the judge shares the author's model family):
-    a borderline check can then never be MET. `independent` (one bool per verdict row) marks
-    the votes cast by a judge of another family than the author's, as in a judge panel: a
-    borderline check is then decided by a strict majority of those votes, and becomes UNMET
-    only when they have none (or there are none).
+    a borderline MET becomes UNMET. `independent` (one bool per verdict row) marks the votes
+    cast by a judge of another family than the author's, as in a judge panel: a borderline
+    MET stays MET only when those votes, by a strict majority of the decided ones, are MET
+    too (module docstring). Nothing here raises a check above its plain majority.
     """
     if verdicts.empty:
         return pd.DataFrame(columns=VOTE_COLUMNS)
@@ -67,16 +79,14 @@ def majority_vote(
     winner = matrix.argmax(axis=1)
     has_majority = matrix.max(axis=1) * 2 > k
     majority = np.where(has_majority, np.array(STATUSES)[winner], "UNSCORED")
-    borderline = (matrix > 0).sum(axis=1) > 1
+    borderline = (matrix[:, 0] > 0) & (matrix[:, 1] > 0)
     if borderline_to_unmet:
-        degraded = np.where(borderline & (majority == "MET"), "UNMET", majority)
+        degrade = borderline & (majority == "MET")
         if independent is not None:
             mine = np.asarray(independent, dtype=bool)
             own = np.bincount(codes[mine] * 3 + status[mine], minlength=n * 3).reshape(n, 3)
-            decided = own[:, :2].max(axis=1) * 2 > own.sum(axis=1)
-            own_status = np.where(own[:, 0] > own[:, 1], "MET", "UNMET")
-            degraded = np.where(borderline & decided, own_status, degraded)
-        majority = degraded
+            degrade &= ~(own[:, 0] > own[:, 1])
+        majority = np.where(degrade, "UNMET", majority)
     out = pd.DataFrame(
         {
             "run_key": run_keys[pairs // len(check_ids)],

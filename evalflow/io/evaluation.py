@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,14 @@ from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.io.side_metrics import elicitation_files_digest
 from evalflow.judges.base import Judge, JudgeRequest
 from evalflow.judges.cost import UsageRecord
+from evalflow.judges.evidence_kinds import EvidenceRules
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import DiffFile, diff_surface
 from evalflow.repo.git import git, require_repo, resolve_commit
 from evalflow.repo.run_view import confine_diff, confine_snapshot
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
-from evalflow.repo.test_inventory import FailedTest, failed_tests
+from evalflow.repo.test_inventory import FailedTest, LevelConventions, failed_tests
 
 K_RUNS = 3
 # The reasons `evalflow.judges.anthropic_judge.failure_reason` gives a check whose model call
@@ -297,7 +298,37 @@ def score_run(
             fix="check the judge's API key, quota and network, then rerun",
         )
     diff = set(prepared.diff_paths)
-    return [validate_verdict(v, snapshot, diff) for v in verdicts]
+    baseline = prepared.benchmark.baseline
+    rules = EvidenceRules(
+        snapshot,
+        LevelConventions().model_copy(update=baseline.test_levels.model_dump(exclude_none=True)),
+        {check.id: check.kind for _, check in request.checks},
+    )
+    validated = [validate_verdict(v, snapshot, diff, rules=rules) for v in verdicts]
+    return _reask_unscored(judge, request, validated, diff, rules)
+
+
+def _reask_unscored(
+    judge: Judge,
+    request: JudgeRequest,
+    verdicts: list[Verdict],
+    diff: set[str],
+    rules: EvidenceRules,
+) -> list[Verdict]:
+    """An UNSCORED vote of a judge that is not deterministic is re-asked once (SPEC §5, see
+    `domain.vote`): a lost or unusable answer is not a vote. Whether the second answer is
+    paid or replayed is the judge client's business (its cache and budget); whatever comes
+    back passes the validator like the first."""
+    again = {v.check_id for v in verdicts if v.status == "UNSCORED"}
+    if judge.deterministic or not again:
+        return verdicts
+    checks = tuple((ac, check) for ac, check in request.checks if check.id in again)
+    answers = {
+        v.check_id: validate_verdict(v, request.snapshot, diff, rules=rules)
+        for v in judge.score(replace(request, checks=checks))
+        if v.check_id in again
+    }
+    return [answers.get(v.check_id, v) for v in verdicts]
 
 
 def failing_from_gates(gates: pd.DataFrame) -> frozenset[FailedTest]:

@@ -67,3 +67,20 @@ def judge_family(judge_id: str) -> str | None:
     `openai:gpt-…` → openai); None for judges without a model (heuristic, labels)."""
     backend, _, model = judge_id.partition(":")
     return model_family(model) if backend in LLM_BACKENDS and model else None
+
+
+AUTHOR_UNKNOWN = "author unknown: rule 4 not verifiable"
+
+
+def author_unknown_note(judge_model: object, author_model: object) -> str | None:
+    """The Assumptions line when a model judges code whose author model is not recorded
+    (SPEC §5): the self-preference rule can neither be applied nor ruled out. None when the
+    author is known or no model judges (heuristic, labels)."""
+    known = isinstance(author_model, str) and author_model.strip()
+    if known or not (isinstance(judge_model, str) and judge_model.strip()):
+        return None
+    return (
+        f"{AUTHOR_UNKNOWN} (SPEC core rule 4): the manifest has no author_model, so whether "
+        f"the judge {judge_model} shares the author's model family is unknown; set "
+        "author_model to the model that wrote the code."
+    )

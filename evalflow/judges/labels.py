@@ -25,6 +25,8 @@ answered UNSCORED with the reason (never a silent zero). Labels pass the same ev
 validator as every other judge. A label may cite lines without a `quote` (a human points at
 `path:start-end`): the quote is then the cited lines as they are at head, so the validator's
 rule that a judge's evidence holds a meaningful code line is applied to the lines themselves.
+A label citing more lines than `EVALFLOW_EVIDENCE_MAX_LINES` (default 40) fails the load with
+one line naming it, rather than losing its MET to the validator's cap.
 It is deterministic (the report says so) and the gold source for calibration. The file comes
 from the constructor or `EVALFLOW_LABELS`; a malformed file is an InputError naming the file
 and the entry.
@@ -44,6 +46,7 @@ from evalflow.domain.models import Evidence, Search, Status, Verdict
 from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.judges.base import JudgeRequest, OfflineJudge
+from evalflow.judges.validator import MAX_LINES_ENV, max_evidence_lines
 
 LABELS_ENV = "EVALFLOW_LABELS"
 
@@ -134,7 +137,26 @@ def load_labels(path: Path) -> LabelFile:
                     where=str(path),
                 )
             seen[slot] = index
+    _within_line_cap(labels, path)
     return labels
+
+
+def _within_line_cap(labels: LabelFile, path: Path) -> None:
+    """A label citing more lines than the validator accepts would silently lose its MET to
+    the cap (UNMET, or UNSCORED without searches): the load fails instead, naming it."""
+    cap = max_evidence_lines()
+    for key, verdicts in labels.blocks().items():
+        block = "verdicts" if labels.runs is None else f"runs[{key}]"
+        for index, entry in enumerate(verdicts):
+            for item in entry.evidence:
+                span = item.end_line - item.start_line + 1
+                if span > cap:
+                    raise InputError(
+                        f"invalid labels entry {block}[{index}] ({entry.check_id}): evidence "
+                        f"{item.ref()} cites {span} lines, more than {MAX_LINES_ENV}={cap}",
+                        where=str(path),
+                        fix=f"cite the lines that show it, or raise {MAX_LINES_ENV}",
+                    )
 
 
 class LabelsJudge(OfflineJudge):

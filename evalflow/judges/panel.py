@@ -7,9 +7,9 @@ member's `judge_id` (and the verdict table its `judge_family`), so the k votes s
 family cast which. The members share the budget of the framework run.
 
 Self-preference (SPEC core rule 4): a panel shares the author's family when any member does
-(`judge_models`). The majority vote then decides a borderline check by the votes of the
-members of *another* family instead of scoring it UNMET (`domain.vote.majority_vote`,
-`independent`); only when those votes have no majority does the borderline become UNMET.
+(`judge_models`), and a borderline MET then becomes UNMET. A member of *another* family never
+overrules the plain majority: its votes only lift that condition for a check whose MET
+majority they decide together with it (`domain.vote.majority_vote`, `independent`).
 
 The panel's `judge_id` (`panel:<member id>+<member id>`), its `model` (the members' models
 joined by `+`) and its fingerprint (every member's fields) name every judge, so the

@@ -7,7 +7,12 @@ Rules (SPEC core rules 1–2, DESIGN "Judges"):
   most `max_lines` lines (`EVALFLOW_EVIDENCE_MAX_LINES`, default 40) and the quote is
   required and holds at least one meaningful code line (not blank, not only punctuation or
   braces), so an empty or one-character quote over a whole file proves nothing;
-- MET without any valid evidence ⇒ UNMET;
+- evidence of the check's kind (`evidence_kinds.EvidenceRules`, when the caller gives the
+  rules — `evalflow.io.evaluation.score_run` does for every judge): a MET stands only when one
+  valid item is proof — a meaningful code line of the implementation for an I-check, an
+  assertion inside a test case for a T-check; spec, PRD, README, comment or docstring lines
+  stay as context and never prove a check;
+- MET without any valid evidence, or without proof, ⇒ UNMET;
 - UNMET without recorded searches ⇒ UNSCORED (not scored yet, never a silent zero);
 - evidence outside the diff surface stays valid but is flagged (it may mean a wrong base);
 - a judge's claimed searches are held to the searches evalflow really answered in that
@@ -26,11 +31,13 @@ from collections.abc import Sequence
 
 from evalflow.domain.models import Evidence, RunEvidence, Search, Verdict
 from evalflow.errors import InputError
+from evalflow.judges.evidence_kinds import EvidenceRules
 from evalflow.repo.snapshot import RepoSnapshot
 
 FLAG_OUTSIDE_DIFF = "evidence-outside-diff-surface"
 FLAG_INVALID_EVIDENCE = "evidence-invalid"
 FLAG_DEMOTED = "met-without-valid-evidence"
+FLAG_NO_PROOF = "met-without-proof-of-its-kind"
 FLAG_NO_SEARCHES = "unmet-without-searches"
 FLAG_CLAIMED_SEARCH = "claimed-search-not-run"
 MAX_LINES_ENV = "EVALFLOW_EVIDENCE_MAX_LINES"
@@ -130,9 +137,11 @@ def validate_verdict(
     snapshot: RepoSnapshot,
     diff_paths: set[str],
     max_lines: int | None = None,
+    *,
+    rules: EvidenceRules | None = None,
 ) -> Verdict:
     """The verdict after evidence checks and the MET/UNMET/UNSCORED rules; `max_lines`
-    defaults to `max_evidence_lines()`."""
+    defaults to `max_evidence_lines()`; `rules` holds a MET to evidence of its check's kind."""
     cap = max_evidence_lines() if max_lines is None else max_lines
     flags = list(verdict.flags)
     notes: list[str] = []
@@ -155,6 +164,14 @@ def validate_verdict(
         status = "UNMET"
         flags.append(FLAG_DEMOTED)
         notes.append("MET without valid evidence is UNMET (no evidence, no credit)")
+    elif status == "MET" and rules is not None:
+        reasons = [rules.proof_problem(verdict.check_id, item) for item in valid]
+        if None not in reasons:
+            status = "UNMET"
+            valid = []
+            flags.append(FLAG_NO_PROOF)
+            shown = "; ".join(str(r) for r in reasons[:3])
+            notes.append(f"MET without evidence of its kind is UNMET ({shown})")
     if status == "UNMET" and not verdict.searches:
         status = "UNSCORED"
         flags.append(FLAG_NO_SEARCHES)

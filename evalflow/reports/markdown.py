@@ -457,8 +457,8 @@ def render_report(inp: ReportInput) -> str:
     if inp.self_preference and panel:
         assumptions.append(
             f"The judge panel `{inp.judge_id}` includes a judge of the author model's family "
-            "(SPEC core rule 4): borderline checks were decided by the votes of its judges of "
-            "another family, and scored UNMET only where those votes had no majority."
+            "(SPEC core rule 4): a borderline MET stayed MET only where the votes of its "
+            "judges of another family were MET with the majority; the others were scored UNMET."
         )
     elif inp.self_preference:
         assumptions.append(

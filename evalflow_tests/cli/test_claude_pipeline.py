@@ -60,6 +60,23 @@ def test_claude_judge_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, c
 
 
 @pytest.mark.slow  # a `score` run through the pipeline
+def test_an_unknown_author_is_an_assumption(
+    mini: Path, warehouse_dir: Path, monkeypatch, capsys
+) -> None:
+    """SPEC §5: an LLM judge on a run without author_model cannot honour rule 4; the report's
+    Assumptions say so instead of treating it as satisfied."""
+    with FakeAnthropic(grep_then_submit) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        manifest = mini / "runs" / "good.yaml"
+        code, out, err = run_cli(capsys, "score", str(manifest), "--judge", "anthropic", "--json")
+        assert code == 0, err
+    report = Path(json.loads(out)[0]["report_path"]).read_text()
+    assumptions = " ".join(report.split("## Assumptions", 1)[1].split("\n## ", 1)[0].split())
+    assert "author unknown: rule 4 not verifiable" in assumptions
+
+
+@pytest.mark.slow  # a `score` run through the pipeline
 def test_wrong_key_exits_non_zero_with_one_line(
     mini: Path, warehouse_dir: Path, monkeypatch, capsys
 ) -> None:

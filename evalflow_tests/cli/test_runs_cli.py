@@ -44,6 +44,20 @@ def test_register_materialize_query(mini: Path, warehouse_dir: Path, capsys) -> 
     assert code == 0 and "good" in out and "partial" in out
 
 
+def test_register_warns_when_the_author_model_is_unknown(
+    mini: Path, warehouse_dir: Path, capsys
+) -> None:
+    """SPEC §5: without author_model rule 4 cannot be verified; register says so and goes on."""
+    good = mini / "runs" / "good.yaml"
+    code, _, err = run_cli(capsys, "register", str(good))
+    assert code == 0
+    assert f"warning: {good}: no author_model — author unknown: rule 4 not verifiable" in err
+    data = yaml.safe_load(good.read_text())
+    good.write_text(yaml.safe_dump({**data, "author_model": "claude-opus-4-6"}))
+    code, _, err = run_cli(capsys, "register", str(good))
+    assert code == 0 and "author_model" not in err
+
+
 def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, capsys) -> None:
     bad = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
     bad.update({"framework": "ghost", "source": None, "repo": str(mini / "no-such-repo")})

@@ -38,12 +38,13 @@ def test_majority_and_borderline() -> None:
         "unanimous": "MET",
         "unscored": "UNSCORED",
     }
+    # Borderline: the decided votes differ; an UNSCORED vote is no disagreement.
     assert votes["borderline"].to_dict() == {
         "split": True,
         "two_met": True,
         "two_unmet": True,
         "unanimous": False,
-        "unscored": True,
+        "unscored": False,
     }
     assert votes.loc["two_met", ["met_votes", "unmet_votes", "unscored_votes"]].tolist() == [
         2,
@@ -58,6 +59,19 @@ def test_self_preference_turns_borderline_met_into_unmet() -> None:
     ).set_index("check_id")
     assert votes.loc["c", "majority"] == "UNMET"
     assert votes.loc["d", "majority"] == "MET"
+
+
+@pytest.mark.parametrize("independent", [None, [True, False, False]])
+def test_self_preference_never_turns_an_unscored_vote_into_unmet(independent) -> None:
+    """MET, MET, UNSCORED (a budget-stopped vote) is two agreeing MET votes, not a borderline
+    check; MET, UNMET, UNSCORED has no majority and stays UNSCORED, panel or not."""
+    frame = verdicts({"stopped": ["MET", "MET", "UNSCORED"], "split": ["MET", "UNMET", "UNSCORED"]})
+    mine = None if independent is None else pd.Series(independent * 2)
+    votes = majority_vote(frame, 3, borderline_to_unmet=True, independent=mine)
+    assert votes.set_index("check_id")["majority"].to_dict() == {
+        "split": "UNSCORED",
+        "stopped": "MET",
+    }
 
 
 def test_missing_run_is_an_error() -> None:

@@ -1,19 +1,26 @@
-"""The evaluation steps' guards: a judge that failed on every call, and the comparability key."""
+"""The evaluation steps' guards: a judge that failed on every call, the comparability key,
+and the re-asking of UNSCORED votes."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import anthropic
 import httpx2 as httpx
 import pytest
 
-from evalflow.domain.models import Verdict
+from evalflow.domain.models import Search, Verdict
 from evalflow.io.evaluation import (
     JUDGE_ERROR_PREFIXES,
     comparability,
     judge_failure,
     judge_prompt_version,
+    open_snapshot,
+    prepare_run,
+    score_run,
 )
 from evalflow.judges.anthropic_judge import failure_reason
+from evalflow.judges.base import JudgeRequest
 from evalflow.judges.heuristic import JUDGE_VERSION, HeuristicJudge
 
 
@@ -135,3 +142,43 @@ def test_the_benchmark_gate_defaults_enter_as_the_gates_use_them(tmp_path) -> No
     assert _fingerprint(tmp_path, {**BASE_MANIFEST, "setup": "npm ci"}) == _fingerprint(
         tmp_path, BASE_MANIFEST, {"setup": "npm ci"}
     )
+
+
+class AnswersOnSecondAsk:
+    """A sampling judge whose first answer to every check is lost (UNSCORED, e.g. a stopped
+    call) and whose second is a decided vote."""
+
+    judge_id, model, deterministic = "anthropic:m", "m", False
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def score(self, request: JudgeRequest) -> list[Verdict]:
+        ids = [check.id for _, check in request.checks]
+        self.asked.append(ids)
+        first = len(self.asked) == 1
+        return [
+            Verdict(
+                check_id=check_id,
+                run=request.run,
+                status="UNSCORED" if first and n else "UNMET",
+                searches=() if first else (Search(pattern="x", scope="repository"),),
+                rationale="stopped" if first else "looked",
+                judge_id=self.judge_id,
+            )
+            for n, check_id in enumerate(ids)
+        ]
+
+
+def test_an_unscored_vote_is_re_asked_once(mini: Path, tmp_path: Path) -> None:
+    """SPEC §5: an UNSCORED vote is re-asked before it reaches the vote; only those checks
+    are asked again, and the first check (UNMET without searches ⇒ UNSCORED by the
+    validator) is re-asked too."""
+    prepared = prepare_run(mini / "runs" / "good.yaml", tmp_path / "wh")
+    judge = AnswersOnSecondAsk()
+    verdicts = score_run(prepared, judge, 1, open_snapshot(prepared))
+    every = [check.id for _, check in prepared.benchmark.baseline.checks()]
+    assert judge.asked == [every, every]
+    assert {v.status for v in verdicts} == {"UNMET"}
+    heuristic = score_run(prepared, HeuristicJudge(), 1, open_snapshot(prepared))
+    assert len(heuristic) == len(every)  # a deterministic judge is asked once

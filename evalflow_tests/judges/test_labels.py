@@ -168,3 +168,21 @@ def test_one_file_holds_the_labels_of_several_runs(tmp_path: Path) -> None:
     twice = {"runs": {"a.b.c": good + good}}
     with pytest.raises(InputError, match=r"runs\[a\.b\.c\]\[1\]: check S1-AC1-I1"):
         LabelsJudge(write(tmp_path, twice, "twice.yaml"))
+
+
+def test_a_label_wider_than_the_line_cap_fails_the_load_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gold MET citing a whole 60-line function must not silently lose its credit to the
+    validator's 40-line cap: the load fails in one line naming the label and the variable."""
+    monkeypatch.delenv("EVALFLOW_EVIDENCE_MAX_LINES", raising=False)
+    wide = [{"path": "app/core.py", "start_line": 1, "end_line": 60}]
+    labels = {"verdicts": [{"check_id": "S1-AC1-I1", "status": "MET", "evidence": wide}]}
+    path = write(tmp_path, labels)
+    with pytest.raises(InputError, match="EVALFLOW_EVIDENCE_MAX_LINES") as err:
+        LabelsJudge(path)
+    message = str(err.value)
+    assert r"verdicts[0] (S1-AC1-I1)" in message and "app/core.py:1-60 cites 60 lines" in message
+    assert "\n" not in message
+    monkeypatch.setenv("EVALFLOW_EVIDENCE_MAX_LINES", "60")  # documented way to allow it
+    assert LabelsJudge(path).labels.verdicts[0].evidence[0].end_line == 60

@@ -147,10 +147,13 @@ PANEL_RUNS = ["anthropic:claude-sonnet-5-5", "openai:gpt-5.5", "anthropic:claude
 @pytest.mark.parametrize(
     ("statuses", "expected"),
     [
-        (["MET", "MET", "UNMET"], "MET"),  # the other family's vote decides the borderline
-        (["MET", "UNMET", "MET"], "UNMET"),  # ... both ways
-        (["UNMET", "MET", "UNMET"], "MET"),
-        (["MET", "UNSCORED", "MET"], "UNMET"),  # no independent majority: degraded
+        # The other family's vote decides the MET majority together with it: rule 4's
+        # condition is lifted for this check.
+        (["MET", "MET", "UNMET"], "MET"),
+        (["MET", "UNMET", "MET"], "UNMET"),  # it disagrees: a borderline MET is UNMET
+        (["UNMET", "MET", "UNMET"], "UNMET"),  # one vote never overrules a 2:1 majority
+        (["MET", "UNSCORED", "MET"], "MET"),  # two agreeing votes: not borderline
+        (["MET", "UNMET", "UNSCORED"], "UNSCORED"),  # no majority: never UNMET
         (["MET", "MET", "MET"], "MET"),  # not borderline: untouched
     ],
 )
@@ -241,4 +244,4 @@ def test_panel_run_end_to_end(mini: Path, warehouse_dir: Path, monkeypatch, caps
     assert (
         "Judges of the panel: run 1 `anthropic:claude-sonnet-5-5`, run 2 `openai:gpt-5.5`" in text
     )
-    assert "decided by the votes of its judges of another family" in text
+    assert "judges of another family were MET with the majority" in text

@@ -1,10 +1,15 @@
 """Monte Carlo uncertainty of Final from each check's disagreement across the k scoring runs.
 
-The reported Final uses the majority verdict per check (SPEC reproducibility rule 5). The
-k = 3 verdicts also say how sure that majority is: a check with 2 of 3 MET votes could have
-gone the other way. Each simulation redraws every check as MET with probability
-met_votes / k, independently (a unanimous check — 0 or k MET votes — never flips), and
-recomputes the roll-up of SPEC §1:
+The reported Final uses the voted outcome per check (SPEC reproducibility rule 5 and core
+rule 4, `domain.vote`). The k = 3 verdicts also say how sure that outcome is: a check with 2
+of 3 MET votes could have gone the other way. Each simulation redraws every check as MET with
+probability met_votes / (met_votes + unmet_votes), independently — an UNSCORED vote is no
+vote — and recomputes the roll-up of SPEC §1. A check whose decided votes agree never flips,
+and neither does a borderline check of a run under self-preference (`self_preference`): rule
+4 decides it, so the draw keeps its voted outcome (a redraw could only make a MET the rule
+forbids). The optional columns `unmet_votes`, `majority` and `self_preference` (as the
+`majority_vote` table and the run manifest hold them) default to k − met_votes, the plain
+majority and False. The roll-up:
 
     I, T        = MET / all checks of that kind in the AC
     AC_score    = 0.6·I + 0.4·T
@@ -19,8 +24,8 @@ and one T-check, exactly as the frozen baseline requires (`domain/baseline.py` r
 lacking either), because the roll-up divides by both counts; such an AC is refused here too.
 Stories with w = 0 contribute nothing (they are not scored).
 
-Per run: `final_majority` (the deterministic Final from the majority vote: MET iff more
-than k/2 MET votes; a tie is not MET, as UNSCORED counts as UNMET in Final), `final_mean`,
+Per run: `final_majority` (the deterministic Final from the voted outcome; without a
+`majority` column MET iff more than k/2 MET votes), `final_mean`,
 and the percentile interval `ci_low`/`ci_high` (2.5 / 97.5 % by default) of the simulated
 Finals. Per pair of runs, from the same joint simulations: P(A > B), P(tie) (|A − B| ≤
 1e-12) and P(B > A).
@@ -71,6 +76,15 @@ def _validated(votes: pd.DataFrame) -> pd.DataFrame:
     frame = votes.loc[:, list(CHECK_VOTE_COLUMNS)].reset_index(drop=True).copy()
     if frame.empty:
         raise InputError("no checks", where="check-vote table")
+    given = votes.reset_index(drop=True)
+    met, k = pd.to_numeric(frame["met_votes"]), pd.to_numeric(frame["k"])
+    frame["unmet_votes"] = given["unmet_votes"] if "unmet_votes" in given else k - met
+    frame["voted_met"] = (
+        given["majority"].eq("MET") if "majority" in given else 2 * met > k
+    ).astype(bool)
+    frame["self_preference"] = (
+        given["self_preference"].fillna(False).astype(bool) if "self_preference" in given else False
+    )
     for column in ("run_key", "story_id", "ac_id", "check_id", "kind"):
         if frame[column].isna().any():
             raise InputError(f"null {column}", where="check-vote table")
@@ -80,19 +94,23 @@ def _validated(votes: pd.DataFrame) -> pd.DataFrame:
         raise InputError(
             f"unknown check kind {unknown}", where="check-vote table", fix="use I or T"
         )
-    for column in ("weight", "met_votes", "k"):
+    for column in ("weight", "met_votes", "unmet_votes", "k"):
         values = pd.to_numeric(frame[column], errors="coerce")
         if values.isna().any() or (values < 0).any():
             raise InputError(f"{column} must be a non-negative number", where="check-vote table")
         frame[column] = values.astype(float)
-    counts = frame[["met_votes", "k"]].to_numpy()
+    counts = frame[["met_votes", "unmet_votes", "k"]].to_numpy()
     if (counts != np.round(counts)).any() or (frame["k"] < 1).any():
         raise InputError(
-            "met_votes and k must be whole numbers with k ≥ 1", where="check-vote table"
+            "met_votes, unmet_votes and k must be whole numbers with k ≥ 1",
+            where="check-vote table",
         )
-    if (frame["met_votes"] > frame["k"]).any():
-        row = frame[frame["met_votes"] > frame["k"]].iloc[0]
-        raise InputError("met_votes exceeds k", where=f"{row['run_key']} {row['check_id']}")
+    over = frame["met_votes"] + frame["unmet_votes"] > frame["k"]
+    if over.any():
+        row = frame[over].iloc[0]
+        raise InputError(
+            "met_votes + unmet_votes exceeds k", where=f"{row['run_key']} {row['check_id']}"
+        )
     if frame.duplicated(["run_key", "check_id"]).any():
         row = frame[frame.duplicated(["run_key", "check_id"])].iloc[0]
         raise InputError("check listed twice", where=f"{row['run_key']} {row['check_id']}")
@@ -137,6 +155,15 @@ def check_coefficients(votes: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def met_probability(frame: pd.DataFrame) -> pd.Series:
+    """Per check of a `check_coefficients` frame: the probability a draw makes it MET —
+    met / decided votes, or 0/1 where the draw is held at the voted outcome (module doc)."""
+    met, unmet = frame["met_votes"], frame["unmet_votes"]
+    held = (met == 0) | (unmet == 0) | frame["self_preference"]
+    split = met / (met + unmet).where(~held, 1.0)
+    return split.where(~held, frame["voted_met"].astype(float))
+
+
 @dataclass(frozen=True)
 class FinalUncertainty:
     """Per-run Final intervals and per-pair order probabilities (module doc)."""
@@ -179,17 +206,14 @@ def _simulate(
     run_codes, run_keys = pd.factorize(frame["run_key"], sort=True)
     n_runs = len(run_keys)
     coefficient = frame["coefficient"].to_numpy()
-    met_votes = frame["met_votes"].to_numpy()
-    k = frame["k"].to_numpy()
-    majority = np.bincount(run_codes, weights=coefficient * (2 * met_votes > k), minlength=n_runs)
-    unanimous = (met_votes == 0) | (met_votes == k)
-    base = np.bincount(
-        run_codes[unanimous],
-        weights=(coefficient * (met_votes == k))[unanimous],
-        minlength=n_runs,
-    )
-    borderline = ~unanimous
-    p_met = (met_votes / k)[borderline]
+    voted = frame["voted_met"].to_numpy()
+    majority = np.bincount(run_codes, weights=coefficient * voted, minlength=n_runs)
+    probability = met_probability(frame).to_numpy()
+    # Held at the voted outcome: decided votes that agree, or rule 4 decides (module doc).
+    held = (probability == 0.0) | (probability == 1.0)
+    base = np.bincount(run_codes[held], weights=(coefficient * probability)[held], minlength=n_runs)
+    borderline = ~held
+    p_met = probability[borderline]
     b_runs, b_coefficient = run_codes[borderline], coefficient[borderline]
     finals = np.empty((n_simulations, n_runs))
     start = 0
@@ -226,7 +250,7 @@ def final_uncertainty(
     run_keys, majority, finals = _simulate(frame, n_simulations, seed)
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.percentile(finals, [tail, 100.0 - tail], axis=0)
-    is_borderline = (frame["met_votes"] > 0) & (frame["met_votes"] < frame["k"])
+    is_borderline = (frame["met_votes"] > 0) & (frame["unmet_votes"] > 0)
     counts = is_borderline.groupby(frame["run_key"]).agg(["size", "sum"]).reindex(run_keys)
     runs = pd.DataFrame(
         {

@@ -52,7 +52,7 @@ import pandas as pd
 
 from evalflow.domain.ranking.bootstrap import CI_LEVEL, separability
 from evalflow.domain.ranking.bradley_terry import fit_or_raise
-from evalflow.domain.ranking.final_uncertainty import check_coefficients
+from evalflow.domain.ranking.final_uncertainty import check_coefficients, met_probability
 from evalflow.domain.ranking.matches import DRAW_TOLERANCE
 from evalflow.errors import InputError
 
@@ -128,10 +128,10 @@ def _require(frame: pd.DataFrame, wanted: tuple[str, ...], what: str) -> None:
 
 def judge_variance(votes: pd.DataFrame) -> pd.Series:
     """run_key → variance of its Final under the k-run vote split (each check MET with
-    probability met_votes / k, independently): Σ coefficient² · p · (1 − p), exact for the
-    model `final_uncertainty` simulates."""
+    probability `met_probability`, independently): Σ coefficient² · p · (1 − p), exact for
+    the model `final_uncertainty` simulates."""
     frame = check_coefficients(votes)
-    p = frame["met_votes"] / frame["k"]
+    p = met_probability(frame)
     terms = frame["coefficient"] ** 2 * p * (1.0 - p)
     return terms.groupby(frame["run_key"], sort=True).sum()
 

@@ -19,8 +19,8 @@ def majority_vote(
     """MET/UNMET/UNSCORED majority per check, vote counts and the borderline flag.
 
     When the judge shares the author's model family (SPEC core rule 4), a borderline check
-    can never be MET — unless a judge panel cast some of its votes from another family: those
-    votes decide it (`judges.panel`).
+    can never be MET — unless a judge panel's votes of another family are MET together with
+    the majority (`domain.vote`); no vote raises a check above its plain majority.
     """
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
     self_preference = bool(run_manifest["self_preference"].iloc[0])

@@ -115,7 +115,8 @@ def final_uncertainty(
     runs, pairs = [], []
     if not ranked.empty:
         votes = _check_votes(majority_vote, ac_score, ranked)
-        group_of = ranked.set_index("run_key")[GROUP_KEYS]
+        # self_preference: rule 4 holds a borderline check at its voted outcome.
+        group_of = ranked.set_index("run_key")[[*GROUP_KEYS, "self_preference"]]
         votes = votes.join(group_of, on="run_key")
         for (benchmark, key), group in votes.groupby(GROUP_KEYS, sort=True):
             result = simulate(group.drop(columns=GROUP_KEYS), seed=RANKING_SEED)

@@ -14,6 +14,7 @@ import pandas as pd
 from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, inputs_fingerprint
 from evalflow.io.ledger import ledger_path_for, now, record_evaluation
+from evalflow.judges.family import author_unknown_note
 from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
@@ -74,6 +75,7 @@ def report(
     """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
     bench = benchmark(context, evalflow)
     m = run_manifest.iloc[0]
+    unknown = author_unknown_note(m["judge_model"], m["author_model"])
     text = render_report(
         ReportInput(
             run_key=m["run_key"],
@@ -97,6 +99,7 @@ def report(
             self_preference=bool(m["self_preference"]),
             gates=gates,
             side_metrics=str(side_metrics_section["markdown"].iloc[0]),
+            assumptions=(unknown,) if unknown else (),
         )
     )
     digest = hashlib.sha256(text.encode()).hexdigest()

@@ -124,3 +124,22 @@ def test_invalid_votes_are_input_errors() -> None:
         final_uncertainty(unscored, n_simulations=10)
     with pytest.raises(InputError, match="missing column"):
         final_uncertainty(_worked_example().drop(columns="kind"))
+
+
+def test_the_interval_follows_the_voted_outcome() -> None:
+    """Final's CI comes from the voted outcome: an UNSCORED vote is no vote against (MET, MET,
+    UNSCORED never flips), and under self-preference a borderline check is held where rule 4
+    put it, so the interval cannot lie above a Final the rule allows."""
+    votes = _worked_example()
+    votes["unmet_votes"] = votes["k"] - votes["met_votes"]
+    votes["majority"] = np.where(votes["met_votes"] * 2 > votes["k"], "MET", "UNMET")
+    stopped = votes["check_id"] == "S1-AC1-I0"  # MET, MET, UNSCORED
+    votes.loc[stopped, ["met_votes", "unmet_votes"]] = [2, 0]
+    split = votes["check_id"] == "S1-AC1-I3"  # MET, MET, UNMET: rule 4 made it UNMET
+    votes.loc[split, ["met_votes", "unmet_votes", "majority"]] = [2, 1, "UNMET"]
+    row = final_uncertainty(votes.assign(self_preference=True), n_simulations=500).runs.iloc[0]
+    assert row["final_majority"] == pytest.approx(0.615, abs=1e-12)
+    assert row["ci_low"] == row["ci_high"] == pytest.approx(0.615, abs=1e-12)
+    # Without rule 4 the MET, MET, UNMET split is drawn (2/3 MET); the stopped check never is.
+    free = final_uncertainty(votes.assign(self_preference=False), n_simulations=500).runs
+    assert free["ci_high"].iloc[0] > 0.615 and free["n_borderline"].iloc[0] == 1
