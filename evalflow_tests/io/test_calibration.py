@@ -206,12 +206,14 @@ def test_a_judge_answering_gold_agrees_fully(warehouse: Path) -> None:
 def test_a_judge_contradicting_gold_raises_the_disagreement_flag(warehouse: Path) -> None:
     summary = run_calibration(GoldJudge(invert=True), warehouse=warehouse).summary
     # The 12 gold-UNMET checks without gold evidence get a MET without evidence, which the
-    # shared validator demotes to UNMET (no evidence, no credit): they still agree.
-    assert summary.n_agree == 12
+    # shared validator demotes to UNMET (no evidence, no credit): they still agree. So do 3
+    # planted defects whose MET cites no evidence of its kind (SPEC §5): a route only the
+    # docs describe, a skipped test, a 429 in commented-out code.
+    assert summary.n_agree == 15
     assert summary.disagreement_flag
-    assert len(summary.disagreeing) == 38
-    assert summary.n_judged_met == 13
-    assert summary.false_met_rate == 1.0
+    assert len(summary.disagreeing) == 35
+    assert summary.n_judged_met == 10
+    assert summary.false_met_rate == 0.75
     assert summary.met_recall == 0.0
     assert summary.valid_evidence_share == 0.0
 

@@ -78,7 +78,9 @@ def _validated(votes: pd.DataFrame) -> pd.DataFrame:
         raise InputError("no checks", where="check-vote table")
     given = votes.reset_index(drop=True)
     met, k = pd.to_numeric(frame["met_votes"]), pd.to_numeric(frame["k"])
-    frame["unmet_votes"] = given["unmet_votes"] if "unmet_votes" in given else k - met
+    frame["unmet_votes"] = (
+        given["unmet_votes"] if "unmet_votes" in given else (k - met).clip(lower=0)
+    )
     frame["voted_met"] = (
         given["majority"].eq("MET") if "majority" in given else 2 * met > k
     ).astype(bool)
