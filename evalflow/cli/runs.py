@@ -232,6 +232,59 @@ def _short_path(path: str | None) -> str | None:
         return path
 
 
+def _rating_cell(r: dict, rows: list[tuple], columns: list[str]) -> str:
+    """The Bradley–Terry rating and its 95 % CI. A zero-width bootstrap CI means every
+    resample gave the same rating: the matches separate the players completely, so the
+    rating is bounded only by the fit's prior and the interval is one-sided (unbounded above
+    for the player that never lost, below for the one that never won), never "2689–2689"."""
+    if r["rating"] is None:
+        return "—"
+    low, high = r["rating_ci_low"], r["rating_ci_high"]
+    if low is None or high is None or high - low >= 0.5:
+        return (
+            f"{r['rating']:.0f} ({low:.0f}–{high:.0f})" if low is not None else f"{r['rating']:.0f}"
+        )
+    group = (r["benchmark"], r["comparability_key"])
+    others = [
+        o["rating"]
+        for o in (dict(zip(columns, v, strict=True)) for v in rows)
+        if o["rating"] is not None and (o["benchmark"], o["comparability_key"]) == group
+    ]
+    above = r["rating"] >= sum(others) / len(others)
+    side = f"≥ {low:.0f}" if above else f"≤ {high:.0f}"
+    return f"{r['rating']:.0f} ({side}, unbounded: complete separation)"
+
+
+def _gap_cell(r: dict, rows: list[tuple], columns: list[str]) -> str:
+    """Whether the gap to the next-ranked run is clear: only when the Final gap is beyond
+    judge noise *and*, where both runs are rated, their rating CIs are apart (separability
+    0 was shown as "clear"); a gap either measure cannot tell from noise says which."""
+    noisy = r["within_noise_of_next"]
+    if noisy is None:
+        return ""
+    if noisy:
+        return "within noise"
+    following = [
+        other
+        for other in (dict(zip(columns, v, strict=True)) for v in rows)
+        if other["rank"] is not None
+        and r["rank"] is not None
+        and other["rank"] == r["rank"] + 1
+        and other["comparability_key"] == r["comparability_key"]
+        and other["benchmark"] == r["benchmark"]
+    ]
+    if r["rating"] is not None and following and following[0]["rating"] is not None:
+        nxt = following[0]
+        pair = [
+            (r["rating_ci_low"], r["rating_ci_high"]),
+            (nxt["rating_ci_low"], nxt["rating_ci_high"]),
+        ]
+        low, high = sorted(pair)
+        if low[1] >= high[0]:
+            return "not separated (rating CIs overlap)"
+    return "clear"
+
+
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
     """The human view: Final with its CI, rating ± CI, cost, and the noise flag; a run that
     is not ranked shows why ("incomplete: N checks unscored") and its bounds instead."""
@@ -250,10 +303,8 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
             final = r["not_ranked_reason"]
             if not r["complete"]:
                 final += f" (Final between {num(r['final_lower'])} and {num(r['final_upper'])})"
-        rating = "—"
-        if r["rating"] is not None:
-            rating = f"{r['rating']:.0f} ({r['rating_ci_low']:.0f}–{r['rating_ci_high']:.0f})"
-        noise = {True: "within noise", False: "clear", None: ""}[r["within_noise_of_next"]]
+        rating = _rating_cell(r, rows, columns)
+        noise = _gap_cell(r, rows, columns)
         ci = (
             "—"
             if r["final_ci_low"] is None
@@ -277,7 +328,8 @@ def _group_title(r: dict) -> str:
         judge += f", prompt {r['judge_prompt_version']}"
     return (
         f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
-        f"judge {judge} (comparability key {r['comparability_key']})"
+        f"judge {judge} (comparability key {r['comparability_key']}); # orders by Adjusted "
+        "Final (a failed gate halves it), the BT rating by per-check matches (ignores gates)"
     )
 
 

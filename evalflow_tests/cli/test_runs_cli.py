@@ -221,3 +221,39 @@ def test_a_re_frozen_baseline_re_scores_every_run_without_a_mix(
         capsys, "query", "SELECT count(DISTINCT baseline_sha256) AS n FROM run_manifest", "--json"
     )
     assert json.loads(out) == [{"n": 1}]
+
+
+def _board_row(**values) -> dict:
+    base = {"benchmark": "b", "comparability_key": "k", "rank": 1, "rating": 1500.0,
+            "rating_ci_low": 1400.0, "rating_ci_high": 1600.0,
+            "within_noise_of_next": False}  # fmt: skip
+    return {**base, **values}
+
+
+def test_a_complete_separation_ci_is_one_sided_never_zero_width() -> None:
+    """Issue 24 item 6: two runs with complete separation showed "2689 (2689–2689)"."""
+    from evalflow.cli.runs import _rating_cell
+
+    rows = [
+        _board_row(rating=2689.0, rating_ci_low=2689.0, rating_ci_high=2689.0),
+        _board_row(rank=2, rating=311.0, rating_ci_low=311.0, rating_ci_high=311.0),
+    ]
+    columns = list(rows[0])
+    values = [tuple(r.values()) for r in rows]
+    assert _rating_cell(rows[0], values, columns) == "2689 (≥ 2689, unbounded: complete separation)"
+    assert _rating_cell(rows[1], values, columns) == "311 (≤ 311, unbounded: complete separation)"
+    assert _rating_cell(_board_row(), values, columns) == "1500 (1400–1600)"
+
+
+def test_clear_only_when_the_ratings_are_apart_too() -> None:
+    """Issue 24 item 6: "gap to next: clear" at separability 0.0."""
+    from evalflow.cli.runs import _gap_cell
+
+    rows = [_board_row(), _board_row(rank=2, rating=1450.0, rating_ci_low=1350.0,
+                                     rating_ci_high=1550.0)]  # fmt: skip
+    columns = list(rows[0])
+    values = [tuple(r.values()) for r in rows]
+    assert _gap_cell(rows[0], values, columns) == "not separated (rating CIs overlap)"
+    apart = [rows[0], {**rows[1], "rating_ci_high": 1390.0}]
+    assert _gap_cell(rows[0], [tuple(r.values()) for r in apart], columns) == "clear"
+    assert _gap_cell({**rows[0], "within_noise_of_next": True}, values, columns) == "within noise"
