@@ -223,11 +223,7 @@ def _run_score(
         _emit(_dump(reports[0]) if output == "json" else render_markdown(reports[0]))
     if not certify and any(_no_judge(r) for r in reports):
         # The default depth includes the judge layer: never leave it null without saying so.
-        click.echo(
-            "judge layer unmeasured: no LLM judge configured (--judge anthropic measures it; "
-            "--depth quick is static only)",
-            err=True,
-        )
+        click.echo(_NO_JUDGE_LINE, err=True)
     if certify:
         for r in reports:
             if not r["certification"]["complete"]:
@@ -247,6 +243,12 @@ def _run_score(
         ctx.exit(EXIT_INPUT)
     if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
+
+
+_NO_JUDGE_LINE = (
+    "judge layer unmeasured: no LLM judge configured (--judge anthropic measures it; "
+    "--depth quick is static only)"
+)
 
 
 def _no_judge(report: dict[str, Any]) -> bool:
@@ -522,6 +524,15 @@ def compare(
     cmp = compare_dict(reports[0], reports[1])
     fmt = _output_format(output, as_json)
     _emit(_dump(cmp) if fmt == "json" else render_compare_markdown(cmp))
+    if any(_no_judge(r) for r in reports):
+        click.echo(_NO_JUDGE_LINE, err=True)
+    judge_failed = [
+        (label, r) for label, r in zip("AB", reports, strict=True) if _judges_all_invalid(r)
+    ]
+    for label, r in judge_failed:
+        click.echo(f"{label}: {_judge_failed_line(r)}", err=True)
+    if judge_failed:
+        ctx.exit(EXIT_INPUT)
 
 
 @plugin.command("init")

@@ -370,3 +370,6 @@ def test_default_score_says_the_judge_layer_is_unmeasured_in_one_line() -> None:
     batch = invoke("score", DEMO, "--output", "json-lines")
     assert batch.stderr.count("judge layer unmeasured") == 1  # once, not per skill
     assert invoke("score", GOOD, "--depth", "quick").stderr == ""
+    res = invoke("compare", POOR, GOOD, "--depth", "standard")
+    assert res.exit_code == 0
+    assert res.stderr.count("judge layer unmeasured: no LLM judge configured") == 1

@@ -247,6 +247,9 @@ def test_every_judge_answer_invalid_is_one_line_and_exit_2(monkeypatch: pytest.M
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
         res = invoke("score", GOOD, "--judge", "anthropic", "--json")
+        cmp = invoke("compare", POOR, GOOD, "--depth", "standard", "--judge", "anthropic")
+    assert cmp.exit_code == 2, cmp.output
+    assert [x[:3] for x in cmp.stderr.splitlines()[1:]] == ["A: ", "B: "]
     assert res.exit_code == 2, res.output
     usage, line = res.stderr.splitlines()
     assert usage.startswith("anthropic: ")
