@@ -17,6 +17,7 @@ import dagster as dg
 import pandas as pd
 
 from evalflow.domain.ranking.pareto import pareto_frontier
+from evalflow.domain.rounding import format_half_up
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
 from evalflow.storage.tables import columns
 
@@ -182,10 +183,12 @@ def build_leaderboard(
 
 
 def _cell(value: object) -> str:
-    """A Markdown cell: NULL stays visibly NULL, never 0."""
+    """A Markdown cell: NULL stays visibly NULL, never 0. Scores by the one rounding rule
+    (half up, 2 decimals), as the terminal and the report print them: "0.980 [0.975, 0.975]"
+    set a rounded Final beside an unrounded CI that seemed to exclude it."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "NULL"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return format_half_up(value) if isinstance(value, float) else str(value)
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:

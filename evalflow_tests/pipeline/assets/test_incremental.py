@@ -171,7 +171,7 @@ def test_materialisations_carry_dagster_metadata(evaluated) -> None:
     assert Path(report).is_file()
     board = latest(root, "leaderboard").metadata
     assert board["dagster/row_count"].value == 1
-    assert "| 1 | good | mini.good.r1 | 1.000 |" in board["preview"].value
+    assert "| 1 | good | mini.good.r1 | 1.00 |" in board["preview"].value
     plots = latest(root, "leaderboard_plots").metadata
     assert any(k.endswith("story_heatmap") and Path(v.value).is_file() for k, v in plots.items())
 

@@ -126,3 +126,10 @@ def test_only_incomplete_runs_rank_nothing() -> None:
     assert out["rank"].isna().all() and not out["ranked"].any()
     assert rankable_runs(pd.DataFrame(finals), pd.DataFrame(
         [manifest_row("b.a.r1"), manifest_row("b.c.r1")])) == []  # fmt: skip
+
+
+def test_the_preview_rounds_final_and_ci_by_one_rule() -> None:
+    """Issue 27: the preview showed "0.980 [0.975, 0.975]"."""
+    from evalflow.pipeline.assets.leaderboard import _cell
+
+    assert (_cell(0.98), _cell(0.975), _cell(None)) == ("0.98", "0.98", "NULL")
