@@ -23,8 +23,9 @@ untrusted ``.git``. So this module owns:
   config, hooks and fsmonitor off on the command line, ``safe.bareRepository=explicit``, only
   the ``file`` transport, ``--no-ext-diff --no-textconv`` on every diff, and a timeout.
 
-The workspace (mirrors, empty home, temporary indexes) is a per-process temporary directory,
-removed at exit. Callers pass the evaluated repository's path; none ever sees the mirror.
+The workspace (mirrors, empty home, temporary indexes) is a per-process temporary directory
+named after the process id, removed at exit — and, when a run was killed, by the next run.
+Callers pass the evaluated repository's path; none ever sees the mirror.
 """
 
 from __future__ import annotations
@@ -132,11 +133,34 @@ def _remove_workspace(ws: _Workspace) -> None:
         shutil.rmtree(ws.root, ignore_errors=True)
 
 
+_PREFIX = "evalflow-git-"
+
+
+def _remove_orphans() -> None:
+    """Remove the workspaces of evalflow processes that were killed (atexit never ran).
+
+    A workspace is named after its process id; one whose process is gone is an orphan (an
+    interrupted run's mirrors would otherwise pile up in the temp directory).
+    """
+    for entry in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = entry.name.removeprefix(_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or entry.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, another user's
+
+
 def _workspace() -> _Workspace:
     with _STATE_LOCK:
         ws = _STATE.get("current")
         if ws is None or ws.pid != os.getpid():
-            ws = _Workspace(os.getpid(), Path(tempfile.mkdtemp(prefix="evalflow-git-")))
+            _remove_orphans()
+            root = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
+            ws = _Workspace(os.getpid(), Path(root))
             for sub in ("home", "template", "mirrors", "index"):
                 (ws.root / sub).mkdir(mode=0o700)
             atexit.register(_remove_workspace, ws)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,21 @@ def test_scrubbed_env_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not {"ANTHROPIC_API_KEY", "MY_DB_PASSWD", "DATABASE_URL"} & set(env)
     assert env["LANG"] == "C.UTF-8" and env["LC_TIME"] == "C" and env["EXTRA"] == "given"
     assert "PATH" in env
+
+
+def test_a_killed_runs_git_workspace_is_removed_by_the_next_run(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join(sys.path)}
+    code = f"from evalflow.repo.git import resolve_commit; resolve_commit({str(repo)!r}, 'head')"
+    # The control: a run killed before its exit handlers leaves its workspace behind.
+    killed = subprocess.run(
+        [sys.executable, "-c", code + "; import os; os.kill(os.getpid(), 9)"],
+        env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -9
+    (orphan,) = temp.glob("evalflow-git-*")
+    assert (orphan / "mirrors").is_dir()
+    subprocess.run([sys.executable, "-c", code], env=env, timeout=60, check=True)
+    assert list(temp.glob("evalflow-git-*")) == []
