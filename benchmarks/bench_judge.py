@@ -12,7 +12,13 @@ Reported:
 2. an unchanged second run: response-cache hit ratio (target 100 %) and requests (target 0);
 3. share of input tokens served from the prompt cache on runs 2..k (and on run 1);
 4. dollars with prompt caching vs the same tokens billed without it (baseline);
-5. wall time at concurrency 8 vs 1 with an artificial per-request latency (median of repeats).
+5. wall time at concurrency 8 vs 1 with an artificial per-request latency (median of repeats);
+6. issue 31: a stand-in answering with a mix of valid, invalid-evidence, refused, malformed and
+   tool-less answers, scored twice: requests of the second, unchanged run (target 0);
+7. the fault matrix (issue 25): per misbehaving stand-in (max_tokens forever, endless tool
+   calls, text without a tool call, a 429/529 storm, 413, malformed 200, lost bodies), the
+   requests sent, dollars billed by the stand-in vs dollars evalflow recorded, and the exit
+   code the pipeline would give (2 = one line, JudgeUnavailableError), with --max-cost 1.
 
 Run from the repository root: `.venv/bin/python benchmarks/bench_judge.py [--quick]`.
 """
@@ -31,15 +37,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalflow.domain.models import Anchor, BaselineAC, Check  # noqa: E402
+from evalflow.errors import EvalflowError  # noqa: E402
 from evalflow.judges.anthropic_judge import ClaudeJudge, ClaudeSettings  # noqa: E402
 from evalflow.judges.base import JudgeRequest  # noqa: E402
-from evalflow.judges.cost import UsageRecord, load_prices  # noqa: E402
+from evalflow.judges.cost import Budget, UsageRecord, load_prices  # noqa: E402
 from evalflow.repo.snapshot import RepoSnapshot, SourceFile  # noqa: E402
 from evalflow_tests.judges.fake_anthropic import (  # noqa: E402
+    Fail,
     FakeAnthropic,
+    Lost,
+    Malformed,
     Reply,
     Turn,
+    hand_cost,
     submit,
+    text,
     tool_use,
 )
 
@@ -258,5 +270,83 @@ def main() -> None:
     )
 
 
+def mixed(turn: Turn) -> Reply:
+    """Valid (2 in 5), invalid evidence, refused, claimed-but-never-run searches."""
+    kind = int(turn.check_id[1:].split("-")[0]) % 5
+    if kind in (0, 1):
+        return responder(turn)
+    if kind == 2:
+        cited = {"path": "README.md", "start_line": 1, "end_line": 1, "quote": "x"}
+        return submit(turn, "MET", evidence=[cited])
+    if kind == 3:
+        return Reply([text("I cannot help with that.")], "refusal")
+    claimed = [{"pattern": "never", "scope": "**", "hits": 9}]
+    return submit(turn, "MET", evidence=[], searches=claimed)
+
+
+def second_run_requests(n: int, snap: RepoSnapshot) -> tuple[int, int]:
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(mixed) as fake:
+        judge(fake, Path(tmp), 4).score(request(n, 1, snap))
+        first = len(fake.requests)
+        judge(fake, Path(tmp), 4).score(request(n, 1, snap))
+        return first, len(fake.requests) - first
+
+
+def storm() -> list[Fail]:
+    return [Fail(529), Fail(429, "rate_limit_error", "rate limited")] * 6
+
+
+FAULTS = {
+    "max_tokens forever": lambda t: Reply([text("...")], "max_tokens", output_tokens=16000),
+    "endless tool calls": lambda t: Reply(
+        [tool_use("list_files", {"path_glob": "**"}, t)], output_tokens=400
+    ),
+    "text without a tool call": lambda t: Reply([text("It is met.")], "end_turn"),
+    "429/529 storm (12), then valid": responder,
+    "413 request too large": lambda t: Fail(413, "request_too_large", "Request too large"),
+    "malformed 200 body": lambda t: Malformed(),
+    "lost bodies (every 3rd)": None,
+}
+
+
+def fault_matrix(n: int, snap: RepoSnapshot) -> list[tuple[str, int, float, float, int]]:
+    rows = []
+    for name, reply in FAULTS.items():
+        counter = iter(range(10**6))
+        if reply is None:
+
+            def reply(t: Turn, counter=counter) -> Reply | Lost:
+                return Lost() if next(counter) % 3 == 0 else responder(t)
+
+        fails = storm() if "storm" in name else []
+        with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(reply, fail_next=fails) as fake:
+            j = ClaudeJudge(
+                ClaudeSettings(concurrency=4, timeout_s=30.0, max_throttle_s=60.0),
+                cache_dir=Path(tmp),
+                base_url=fake.base_url,
+                budget=Budget(1.0),
+            )
+            code = 0
+            try:
+                j.score(request(n, 1, snap))
+            except EvalflowError as exc:
+                code = exc.exit_code
+            recorded = sum(r.usd for r in j.drain_usage() if not r.cached)
+            rows.append((name, len(fake.requests), hand_cost(fake.usages, j.prices.price(j.model)),
+                         recorded, code))  # fmt: skip
+    return rows
+
+
+def faults_main(n: int) -> None:
+    snap = snapshot()
+    first, second = second_run_requests(n, snap)
+    print(f"\n6. mixed answers ({n} checks): run 1 {first} requests, unchanged run 2 {second}")
+    print(f"\n7. fault matrix ({n} checks, one scoring run, --max-cost 1, bundled prices)")
+    print("   | fault | requests | $ billed | $ recorded | exit |")
+    for name, requests, billed, recorded, code in fault_matrix(n, snap):
+        print(f"   | {name} | {requests} | {billed:.4f} | {recorded:.4f} | {code} |")
+
+
 if __name__ == "__main__":
     main()
+    faults_main(33)

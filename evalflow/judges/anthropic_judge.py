@@ -30,10 +30,13 @@ Model parameters, as the installed SDK (anthropic 2.x, API version 2026-10-21) a
 Configuration (environment, read when the judge is built; constructor arguments win):
 `EVALFLOW_CLAUDE_MODEL` (default `claude-sonnet-5-5`, the current Sonnet),
 `EVALFLOW_CLAUDE_MAX_TOKENS` (16000: adaptive thinking shares it with the answer; a response
-that stops on `max_tokens` is asked once more with twice the room),
-`EVALFLOW_CLAUDE_CONCURRENCY` (4 threads),
-`EVALFLOW_CLAUDE_MAX_TURNS` (12), `EVALFLOW_CLAUDE_MAX_RETRIES` (4, SDK retries with backoff on
-408/409/429/5xx incl. 529 overloaded), `EVALFLOW_CLAUDE_TIMEOUT` (120 s per request),
+that stops on `max_tokens` is asked once more with twice the room, and a second cut ends the
+check UNSCORED), `EVALFLOW_CLAUDE_CONCURRENCY` (4 threads),
+`EVALFLOW_CLAUDE_MAX_TURNS` (12), `EVALFLOW_CLAUDE_MAX_CHECK_USD` (0.5, per-check spend cap),
+`EVALFLOW_CLAUDE_MAX_RETRIES` (4, evalflow's own retries of 5xx/timeouts/dropped connections:
+the SDK's are off so every attempt is budgeted and recorded, a lost one `estimated`),
+`EVALFLOW_CLAUDE_MAX_THROTTLE_S` (120: 429/529 are retried behind the shared `RateLimiter`),
+`EVALFLOW_CLAUDE_REQUESTS_PER_S` (unset), `EVALFLOW_CLAUDE_TIMEOUT` (120 s per request),
 `EVALFLOW_CLAUDE_EFFORT` (unset = model default; low|medium|high|xhigh|max),
 `EVALFLOW_MAX_COST_USD` (unset = no limit), `EVALFLOW_CLAUDE_BATCH` (1 = Message Batches, see
 `batch`), `EVALFLOW_CLAUDE_BATCH_POLL_S` (30). `ANTHROPIC_BASE_URL` is honoured by the SDK.
@@ -58,7 +61,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -68,7 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cache import UNCACHEABLE_STOPS, ResponseCache, cache_key
+from evalflow.judges.cache import UNCACHEABLE_STOPS, ResponseCache, cache_key, unanswered
 from evalflow.judges.cost import (
     BUDGET_STOP,
     Budget,
@@ -168,6 +171,20 @@ class ClaudeSettings(BaseModel):
     breaker_seconds: float = Field(
         default=600.0, gt=0, description="seconds without a successful call that abort the run"
     )
+    max_check_usd: float | None = Field(
+        default=0.5,
+        gt=0,
+        description="what one check's conversation may cost before it ends UNSCORED",
+    )
+    max_throttle_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="how long one call keeps retrying 429/529 (adaptive back-off) before "
+        "it counts as a failed call",
+    )
+    requests_per_s: float | None = Field(
+        default=None, gt=0, description="token-bucket rate of requests (None: no fixed rate)"
+    )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClaudeSettings:
@@ -184,6 +201,9 @@ class ClaudeSettings(BaseModel):
             "batch_poll_s": ("EVALFLOW_CLAUDE_BATCH_POLL_S", float),
             "breaker_failures": ("EVALFLOW_CLAUDE_BREAKER_FAILURES", int),
             "breaker_seconds": ("EVALFLOW_CLAUDE_BREAKER_SECONDS", float),
+            "max_check_usd": ("EVALFLOW_CLAUDE_MAX_CHECK_USD", float),
+            "requests_per_s": ("EVALFLOW_CLAUDE_REQUESTS_PER_S", float),
+            "max_throttle_s": ("EVALFLOW_CLAUDE_MAX_THROTTLE_S", float),
         }
         for field_name, (env_name, kind) in numbers.items():
             number = _env_number(env_name, kind)
@@ -245,6 +265,7 @@ class CircuitBreaker:
         self.clock = clock
         self._lock = threading.Lock()
         self._consecutive = 0
+        self._throttled = False
         self._last_ok = clock()
         self._tripped_at = 0.0
         self.tripped: str | None = None
@@ -258,10 +279,11 @@ class CircuitBreaker:
             now = self.clock()
             if self.tripped is not None and now - self._tripped_at >= self.seconds:
                 self.tripped, self._consecutive, self._last_ok = None, 0, now
-            if self._consecutive and now - self._last_ok >= self.seconds:
+            if (self._consecutive or self._throttled) and now - self._last_ok >= self.seconds:
                 self._trip(
                     f"no successful API call for {self.seconds:g} s "
-                    f"({self._consecutive} failures in a row)"
+                    f"({self._consecutive} failures in a row"
+                    f"{', rate-limited or overloaded' if self._throttled else ''})"
                 )
             tripped = self.tripped
         if tripped is not None:
@@ -273,7 +295,15 @@ class CircuitBreaker:
     def success(self) -> None:
         with self._lock:
             self._consecutive = 0
+            self._throttled = False
             self._last_ok = self.clock()
+
+    def throttled(self) -> None:
+        """A 429/529: no failure counted (the limiter backs off), but the time without a
+        success runs on; the check raises once it passes `seconds`."""
+        with self._lock:
+            self._throttled = True
+        self.check()
 
     def failure(self, exc: BaseException) -> None:
         """Record a failed call; trip when it is fatal or one too many."""
@@ -333,6 +363,8 @@ def _fatal(exc: BaseException) -> bool:
             anthropic.PermissionDeniedError,
             anthropic.NotFoundError,
             anthropic.BadRequestError,
+            anthropic.RequestTooLargeError,
+            MalformedResponseError,
         ),
     )
 
@@ -343,6 +375,116 @@ def _transient(exc: BaseException) -> bool:
     if isinstance(exc, anthropic.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return isinstance(exc, anthropic.APIConnectionError)
+
+
+class MalformedResponseError(Exception):
+    """The API answered 200 with a body that is not a Message (paid, unusable): the run stops
+    (exit 2) with what the body said, and the body is kept so a rerun does not pay again."""
+
+
+class RunStoppedError(Exception):
+    """Most checks of a scoring run already ended without a usable answer: the rest are not
+    asked (`ClaudeJudge.score` raises JudgeUnavailableError)."""
+
+
+_THROTTLE_STATUS = frozenset({429, 529})
+# A scoring run of at least this many checks stops once most of them lack a usable answer.
+STOP_MIN_CHECKS = 8
+# An attempt that failed after the request left (read timeout, connection dropped) may have
+# been answered and billed: it is charged at its worst case, marked `estimated`.
+_NOT_SENT = ("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol")
+
+
+def _lost_after_sending(exc: BaseException) -> bool:
+    import anthropic
+
+    if not isinstance(exc, anthropic.APIConnectionError):
+        return False
+    cause = exc.__cause__
+    return cause is None or type(cause).__name__ not in _NOT_SENT
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """The server's requested wait (`retry-after-ms`, else `retry-after` seconds)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name))
+        except (TypeError, ValueError):
+            continue
+        if 0 <= value / scale <= 600:
+            return value / scale
+    return None
+
+
+class RateLimiter:
+    """A token bucket shared by every thread of one endpoint in this process, with adaptive
+    back-off: a 429/529 empties the bucket and pauses every sender for the server's
+    `retry-after` or the current back-off, whichever is longer; the back-off doubles with each
+    throttle in a row (up to `max_backoff_s`) and halves with each success. A burst of 429/529
+    therefore slows the run down instead of aborting it; the circuit breaker still stops a run
+    that sees no success for `breaker_seconds`."""
+
+    def __init__(
+        self,
+        rate_per_s: float | None,
+        *,
+        base_backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.rate = rate_per_s
+        self.base_backoff_s = base_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.clock = clock
+        self.sleep = sleep
+        self._lock = threading.Lock()
+        self._tokens = 1.0
+        self._updated = clock()
+        self._paused_until = 0.0
+        self._backoff = 0.0
+
+    def acquire(self) -> None:
+        while True:
+            with self._lock:
+                now = self.clock()
+                wait = self._paused_until - now
+                if wait <= 0 and self.rate is not None:
+                    burst = max(1.0, self.rate)
+                    self._tokens = min(burst, self._tokens + (now - self._updated) * self.rate)
+                    self._updated = now
+                    if self._tokens >= 1:
+                        self._tokens -= 1
+                        return
+                    wait = (1 - self._tokens) / self.rate
+                elif wait <= 0:
+                    return
+            self.sleep(wait)
+
+    def throttled(self, retry_after: float | None) -> None:
+        with self._lock:
+            self._backoff = min(self.max_backoff_s, max(self.base_backoff_s, 2 * self._backoff))
+            pause = max(self._backoff, retry_after or 0.0)
+            self._paused_until = max(self._paused_until, self.clock() + pause)
+            # The bucket refills from the end of the pause: no burst right after it.
+            self._tokens, self._updated = 0.0, self._paused_until
+
+    def success(self) -> None:
+        with self._lock:
+            self._backoff /= 2
+
+
+_LIMITERS: dict[str, RateLimiter] = {}
+
+
+def limiter_for(base_url: str, rate_per_s: float | None) -> RateLimiter:
+    """The process's limiter of one endpoint (every judge of a run shares it)."""
+    with _BREAKERS_LOCK:
+        limiter = _LIMITERS.get(base_url)
+        if limiter is None or limiter.rate != rate_per_s:
+            limiter = _LIMITERS[base_url] = RateLimiter(rate_per_s)
+        return limiter
 
 
 class PendingCallError(Exception):
@@ -390,6 +532,34 @@ def _assistant_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out or [{"type": "text", "text": "(empty answer)"}]
 
 
+MALFORMED = "evalflow_malformed_response"
+
+
+def _message_body(raw: Any) -> dict[str, Any]:
+    """The response as a dict, or MalformedResponseError with what the body said."""
+    try:
+        message = raw.parse()
+        body = message.model_dump(mode="json", exclude_none=True)
+    except Exception as exc:
+        raise MalformedResponseError(_redact(f"{type(exc).__name__}: {_text(raw)}")) from exc
+    if (
+        not isinstance(body, dict)
+        or body.get("type") != "message"
+        or not isinstance(body.get("content"), list)
+        or not isinstance(body.get("usage"), dict)
+    ):
+        raise MalformedResponseError(_redact(f"not a Message: {_text(raw)}"))
+    return body
+
+
+def _text(raw: Any) -> str:
+    """The first 200 characters of a raw response's body, on one line."""
+    try:
+        return " ".join(str(raw.text()).split())[:200]
+    except Exception:
+        return "(body unreadable)"
+
+
 def _repo_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     """A repository tool's answer: its text is repository data (`prompt.untrusted`); an
     error is evalflow's own message and stays outside the delimiters."""
@@ -422,7 +592,8 @@ def _make_client(
 ) -> anthropic.Anthropic:
     import anthropic
 
-    kwargs: dict[str, Any] = {"max_retries": settings.max_retries, "timeout": settings.timeout_s}
+    # evalflow retries itself (`ClaudeClient._send`): every attempt is budgeted and counted.
+    kwargs: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
     if base_url:
         kwargs["base_url"] = base_url
     if http_client is not None:
@@ -462,6 +633,7 @@ class ClaudeClient:
         self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
         self.breaker = shared_breaker(self.client, settings)
+        self.limiter = limiter_for(str(self.client.base_url), settings.requests_per_s)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()
         # Batch answers paid in this process, recorded when the conversation replays them
@@ -528,6 +700,11 @@ class ClaudeClient:
         found = self.cache.get_with_meta(key) if self.cache is not None else None
         if found is not None and not (reask and found[1].get("unusable")):
             hit, meta = found
+            if hit.get("type") == MALFORMED:
+                raise JudgeUnavailableError(
+                    f"judge unavailable: the API answered with a malformed body: {hit.get('body')}",
+                    fix="rerun with --rejudge unscored to ask again once the API is fixed",
+                )
             # A batch answer that ran out of room has not had its one larger retry yet.
             unenlarged = hit.get("stop_reason") == "max_tokens" and not meta.get("enlarged")
             if prefetch or not unenlarged:
@@ -535,16 +712,16 @@ class ClaudeClient:
                     self._replayed(key, site, hit, batch=bool(meta.get("batch")))
                 return hit
             self._replayed(key, site, hit, batch=bool(meta.get("batch")))
-            return self._store(key, site, self._larger(params, site), enlarged=True)
+            return self._store(key, site, self._larger(params, site, key), enlarged=True)
         if prefetch:
             raise PendingCallError(key, params, site)
-        response = self._send(params, site)
+        response = self._send(params, site, key)
         enlarged = response.get("stop_reason") == "max_tokens"
         if enlarged:
-            response = self._larger(params, site)
+            response = self._larger(params, site, key)
         return self._store(key, site, response, enlarged=enlarged)
 
-    def _larger(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
+    def _larger(self, params: dict[str, Any], site: CallSite, key: str) -> dict[str, Any]:
         """The one retry after a `max_tokens` stop, with twice the room: thinking can use up
         the room before the answer. Never more than one: a model that fills any room would
         otherwise be paid again and again."""
@@ -555,7 +732,7 @@ class ClaudeClient:
             site.turn,
             larger["max_tokens"],
         )
-        return self._send(larger, site)
+        return self._send(larger, site, key)
 
     def _store(
         self, key: str, site: CallSite, response: dict[str, Any], *, enlarged: bool
@@ -583,26 +760,78 @@ class ClaudeClient:
         if self.cache is not None:
             self.cache.record_hit(original.usd)
 
-    def _send(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
-        """One paid request: breaker check, budget reservation, the call, its usage record."""
+    def _send(
+        self, params: dict[str, Any], site: CallSite, key: str | None = None
+    ) -> dict[str, Any]:
+        """One answered request, retried here (the SDK does not retry): each attempt passes
+        the breaker, the rate limiter and the budget. A 429/529 slows every sender down
+        (`RateLimiter`) and is retried without counting against `max_retries`; other transient
+        failures (5xx, dropped connections, timeouts) are retried `max_retries` times. An
+        attempt that failed after the request left may have been billed: it is recorded at
+        its worst case, `estimated`, and settled on the budget as spent. A 200 whose body is
+        not a Message is paid too (estimated) and raises MalformedResponseError."""
         estimate = self.worst_case_usd(params, batch=False)
-        self.breaker.check()
-        reserved = self.budget.reserve(estimate)
-        try:
-            raw = self.client.messages.with_raw_response.create(**params)
-            message = raw.parse()
-        except BaseException as exc:
-            self.budget.release(reserved)
-            self.breaker.failure(exc)
-            raise
-        self.breaker.success()
-        response = message.model_dump(mode="json", exclude_none=True)
-        record = self.usage_from_response(
-            site, response, request_id=raw.request_id, attempt=raw.retries_taken + 1, batch=False
+        failures = 0
+        attempt = 0
+        throttled_since: float | None = None
+        while True:
+            attempt += 1
+            self.breaker.check()
+            self.limiter.acquire()
+            reserved = self.budget.reserve(estimate)
+            try:
+                raw = self.client.messages.with_raw_response.create(**params)
+                response = _message_body(raw)
+            except BaseException as exc:
+                lost = _lost_after_sending(exc) or isinstance(exc, MalformedResponseError)
+                if lost:
+                    self.budget.settle(reserved, reserved)
+                    self.record_usage(self._estimated(site, attempt, reserved))
+                else:
+                    self.budget.release(reserved)
+                if isinstance(exc, MalformedResponseError) and key and self.cache is not None:
+                    # Kept like any answer: a rerun (or a Dagster step retry) does not pay it
+                    # again; --rejudge unscored asks again.
+                    marker = {"type": MALFORMED, "body": str(exc)}
+                    meta = {**self.cache_meta(site, batch=False), "unusable": "malformed body"}
+                    self.cache.put(key, marker, meta)
+                status = getattr(exc, "status_code", None)
+                now = time.monotonic()
+                throttled_since = throttled_since if throttled_since is not None else now
+                if (
+                    status in _THROTTLE_STATUS
+                    and now - throttled_since < self.settings.max_throttle_s
+                ):
+                    self.breaker.throttled()
+                    self.limiter.throttled(_retry_after(exc))
+                    continue
+                if _transient(exc) and failures < self.settings.max_retries:
+                    failures += 1
+                    self.limiter.throttled(_retry_after(exc))
+                    continue
+                self.breaker.failure(exc)
+                raise
+            self.breaker.success()
+            self.limiter.success()
+            record = self.usage_from_response(
+                site, response, request_id=raw.request_id, attempt=attempt, batch=False
+            )
+            self.budget.settle(reserved, record.usd)
+            self.record_usage(record)
+            return response
+
+    def _estimated(self, site: CallSite, attempt: int, usd: float) -> UsageRecord:
+        """A paid attempt whose answer was lost: its worst case, marked `estimated`."""
+        return UsageRecord(
+            run_key=site.run_key,
+            check_id=site.check_id,
+            run=site.run,
+            turn=site.turn,
+            model=self.settings.model,
+            attempt=attempt,
+            usd=usd,
+            estimated=True,
         )
-        self.budget.settle(reserved, record.usd)
-        self.record_usage(record)
-        return response
 
     def worst_case_usd(self, params: dict[str, Any], *, batch: bool) -> float:
         """What `params` can cost at most (the budget reserves it before sending)."""
@@ -642,6 +871,9 @@ class ClaudeClient:
             batch=batch,
             **tokens,
         )
+
+
+CUT_AT_MAX_TOKENS = "answer cut at max_tokens even after one retry with twice the room"
 
 
 class ToolAnswerError(Exception):
@@ -690,7 +922,7 @@ def ask_tool(
     if settings.rejudge:
         try:
             _ask(transport, params, user, name, parse, site, prefetch=True, reask=False)
-        except ToolAnswerError:
+        except (ToolAnswerError, JudgeUnavailableError):  # the latter: a stored malformed body
             reask = True
         except PendingCallError:
             pass  # not (fully) answered before: asked as usual
@@ -716,6 +948,9 @@ def _ask(
         response = transport.call(request, call_site, prefetch=prefetch, reask=reask)
         if response.get("stop_reason") == "refusal":
             raise ToolAnswerError("the model refused to answer")
+        if response.get("stop_reason") == "max_tokens":
+            transport.reject(request, call_site, CUT_AT_MAX_TOKENS)
+            raise ToolAnswerError(CUT_AT_MAX_TOKENS)
         content = _assistant_content(response.get("content") or [])
         uses = [b for b in content if b.get("type") == "tool_use"]
         calls = [b for b in uses if b.get("name") == name]
@@ -794,6 +1029,7 @@ class ClaudeJudge:
             {**t, "strict": True} if self.settings.strict_tools else dict(t) for t in tools
         ]
         self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
+        self._stop = threading.Event()  # set by `score` once most checks are unusable
 
     @property
     def model(self) -> str:
@@ -821,6 +1057,7 @@ class ClaudeJudge:
             "final_tool_choice": "forced" if self.force_final_tool else "auto",
             "strict_tools": s.strict_tools,
             "tool_limits": s.limits.model_dump(),
+            "max_check_usd": s.max_check_usd,
         }
 
     def drain_usage(self) -> list[UsageRecord]:
@@ -836,14 +1073,40 @@ class ClaudeJudge:
             from evalflow.judges.batch import prefetch_with_batches
 
             prefetch_with_batches(self, request)
+        self._stop = threading.Event()
+        unusable: list[Verdict] = []
+        lock = threading.Lock()
+        total = len(request.checks)
+
+        def judged(ac: BaselineAC, check: Check) -> Verdict:
+            verdict = self.score_check(ac, check, request, prefetch=False)
+            with lock:
+                if verdict.status == "UNSCORED" and not unanswered(verdict.rationale):
+                    unusable.append(verdict)
+                # Most checks already lack a usable answer: asking the rest cannot rescue the
+                # run. (A run of a handful of checks is left to finish: little to save.)
+                if total >= STOP_MIN_CHECKS and len(unusable) > total / 2:
+                    self._stop.set()
+            return verdict
+
         pool = ThreadPoolExecutor(
             max_workers=self.settings.concurrency, thread_name_prefix="claude-judge"
         )
         try:
-            futures = [
-                pool.submit(self.score_check, ac, check, request, prefetch=False)
-                for ac, check in request.checks
-            ]
+            futures = [pool.submit(judged, ac, check) for ac, check in request.checks]
+            for future in as_completed(futures):
+                if not isinstance(future.exception(), RunStoppedError):
+                    future.result()
+            if self._stop.is_set():
+                first = min(unusable, key=lambda v: v.check_id)
+                raise JudgeUnavailableError(
+                    f"judge {self.judge_id} gave no usable answer for {len(unusable)} of "
+                    f"{len(futures)} checks of scoring run {request.run} (e.g. {first.check_id}: "
+                    f"{' '.join(first.rationale.split())[:200]})",
+                    where=request.run_key,
+                    fix="check the model and its settings; the answers are kept, "
+                    "--rejudge unscored asks again",
+                )
             return [f.result() for f in futures]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -852,6 +1115,8 @@ class ClaudeJudge:
         self, ac: BaselineAC, check: Check, request: JudgeRequest, *, prefetch: bool
     ) -> Verdict:
         """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
+        if self._stop.is_set():
+            raise RunStoppedError(check.id)
         reask = False
         if self.settings.rejudge and not prefetch:
             # --rejudge unscored: a conversation whose stored answers end UNSCORED is asked
@@ -862,10 +1127,12 @@ class ClaudeJudge:
                 reask = replayed.status == "UNSCORED"
             except PendingCallError:
                 pass  # never fully answered: asked as usual
+            except JudgeUnavailableError:
+                reask = True  # a stored malformed body (a replay sends nothing)
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
             return self._converse(ac, check, request, tools, prefetch=prefetch, reask=reask)
-        except (PendingCallError, JudgeUnavailableError):
+        except (PendingCallError, JudgeUnavailableError, RunStoppedError):
             raise
         except BudgetExceededError:
             return self._unscored(check, request.run, tools, BUDGET_STOP)
@@ -944,7 +1211,17 @@ class ClaudeJudge:
             }
         ]
         retried = False
+        spent = 0.0  # from the answers' own usage: the same on a replay
+        cap = self.settings.max_check_usd
         for turn in range(1, self.settings.max_turns + 1):
+            if cap is not None and spent >= cap:
+                return self._unscored(
+                    check,
+                    request.run,
+                    tools,
+                    f"per-check spend cap: ${spent:.4f} spent in {turn - 1} turns without a "
+                    f"verdict (cap ${cap:g}, EVALFLOW_CLAUDE_MAX_CHECK_USD)",
+                )
             last = turn == self.settings.max_turns
             force = self.force_final_tool and (retried or last)
             if last:
@@ -953,6 +1230,13 @@ class ClaudeJudge:
             site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
             params = self.request_params(messages, force=force)
             response = self._call(params, site, prefetch=prefetch, reask=reask)
+            spent += self.transport.usage_from_response(
+                site, response, request_id=None, attempt=0, batch=False
+            ).usd
+            if response.get("stop_reason") == "max_tokens":
+                # Already retried once with twice the room (`ClaudeClient.call`): no more.
+                self.transport.reject(params, site, CUT_AT_MAX_TOKENS)
+                return self._unscored(check, request.run, tools, CUT_AT_MAX_TOKENS)
             content = _assistant_content(response.get("content") or [])
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in content if b.get("type") == "tool_use"]
@@ -1027,4 +1311,6 @@ def failure_reason(exc: Exception) -> str:
         return "API failure: connection error after retries"
     if isinstance(exc, InputError):
         return _redact(f"judge error: {exc.one_line()}")
+    if isinstance(exc, MalformedResponseError):
+        return _redact(f"the API answered with a malformed body: {exc}")
     return _redact(f"judge error: {type(exc).__name__}: {exc}")

@@ -167,6 +167,11 @@ class UsageRecord(BaseModel):
         default=False, description="served from evalflow's response cache: nothing paid now"
     )
     batch: bool = Field(default=False, description="answered through the Message Batches API")
+    estimated: bool = Field(
+        default=False,
+        description="an attempt the API may have billed but whose answer was lost (a read "
+        "timeout, a dropped connection, a malformed body): `usd` is its worst case",
+    )
 
 
 USAGE_COLUMNS = list(UsageRecord.model_fields)

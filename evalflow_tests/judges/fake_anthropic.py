@@ -13,6 +13,10 @@ through `base_url`. It serves:
   batch has succeeded and canceled results, like the real API). `batch_billed` counts how
   often each custom_id was processed (= billed): a resumed run must not raise it.
 Scripted failures (`fail_next`) return e.g. a 529 `overloaded_error` with `retry-after-ms`.
+Misbehaviour a responder can return besides a `Reply` or a `Fail` (429/529 storms, 413): `Lost`
+(the request is answered and billed, then the connection drops before the body is sent) and
+`Malformed` (a billed 200 whose body is not a Message). `usages` holds what was billed, so
+`hand_cost(fake.usages)` is the dollars billed, to compare with what evalflow recorded.
 Requests without an `Authorization`/`X-Api-Key` header get a 401, like the real API.
 """
 
@@ -22,6 +26,7 @@ import hashlib
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -56,6 +61,21 @@ class Fail:
 
 
 @dataclass
+class Lost:
+    """Answered and billed, but the connection is dropped before the response is sent."""
+
+    output_tokens: int = 120
+
+
+@dataclass
+class Malformed:
+    """A billed 200 whose body is not a Message."""
+
+    body: bytes = b'{"type": "message", "content": "truncat'
+    output_tokens: int = 120
+
+
+@dataclass
 class Turn:
     """What the responder sees: the request and where it sits in its conversation."""
 
@@ -74,7 +94,7 @@ class Turn:
         return [b for b in self.last_user_blocks if b.get("type") == "tool_result"]
 
 
-Responder = Callable[[Turn], "Reply | Fail"]
+Responder = Callable[[Turn], "Reply | Fail | Lost | Malformed"]
 
 
 def text(value: str) -> dict[str, Any]:
@@ -250,8 +270,9 @@ class FakeAnthropic:
             self._counter += 1
             return f"{prefix}_{self._counter:06d}"
 
-    def answer(self, body: dict[str, Any], *, batch: bool) -> tuple[int, dict[str, Any]]:
-        """The status and JSON body for one Messages request."""
+    def answer(self, body: dict[str, Any], *, batch: bool) -> tuple[int, Any]:
+        """The status and JSON body for one Messages request (status 0: drop the connection;
+        a bytes body: sent as it is)."""
         with self._lock:
             (self.batch_requests if batch else self.requests).append(body)
             failure = self.fail_next.pop(0) if self.fail_next and not batch else None
@@ -291,6 +312,10 @@ class FakeAnthropic:
         usage["output_tokens"] = reply.output_tokens
         with self._lock:
             self.usages.append(dict(usage))
+        if isinstance(reply, Lost):
+            return 0, {}
+        if isinstance(reply, Malformed):
+            return 200, reply.body
         return 200, {
             "id": self._next_id("msg"),
             "type": "message",
@@ -427,7 +452,13 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.latency_s:
                 time.sleep(fake.latency_s)
             status, payload = fake.answer(body, batch=False)
-            self._json(status, payload)
+            if status == 0:  # Lost: billed, then the connection drops
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+            elif isinstance(payload, bytes):
+                self._send(status, payload)
+            else:
+                self._json(status, payload)
         elif path == "/v1/messages/batches":
             self._json(200, fake.create_batch(body))
         elif (match := re.fullmatch(r"/v1/messages/batches/([\w-]+)/cancel", path)) and (

@@ -156,7 +156,7 @@ def test_traversal_is_refused_by_the_tool(tmp_path: Path) -> None:
     assert verdict.searches == ()
 
 
-def test_529_overloaded_is_retried_by_the_sdk_then_succeeds(tmp_path: Path) -> None:
+def test_529_and_429_are_retried_after_a_back_off_then_succeed(tmp_path: Path) -> None:
     with FakeAnthropic(
         grep_then_submit, fail_next=[Fail(529), Fail(429, "rate_limit_error")]
     ) as fake:
@@ -175,7 +175,8 @@ def test_transient_api_failure_is_unscored_with_the_reason_not_a_crash(tmp_path:
         return grep_then_submit(turn)
 
     with FakeAnthropic(responder) as fake:
-        verdicts = claude_judge(fake, tmp_path, max_retries=0).score(demo_request())
+        judge = claude_judge(fake, tmp_path, max_retries=0, max_throttle_s=0.5)
+        verdicts = judge.score(demo_request())
     by_id = {v.check_id: v for v in verdicts}
     assert by_id["S1-AC1-I1"].status == "UNSCORED"
     assert by_id["S1-AC1-I1"].rationale.startswith("API failure: HTTP 529")

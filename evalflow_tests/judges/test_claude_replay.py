@@ -9,7 +9,13 @@ import pytest
 
 from evalflow.domain.models import Check
 from evalflow.io.evaluation import verdicts_frame
-from evalflow.judges.anthropic_judge import CallSite, ClaudeSettings, ToolAnswerError, ask_tool
+from evalflow.judges.anthropic_judge import (
+    CUT_AT_MAX_TOKENS,
+    CallSite,
+    ClaudeSettings,
+    ToolAnswerError,
+    ask_tool,
+)
 from evalflow.judges.cost import rejudge_estimate
 from evalflow.judges.validator import validate_verdict
 from evalflow_tests.judges.fake_anthropic import (
@@ -158,6 +164,7 @@ def test_max_tokens_gets_one_larger_retry_then_replays(tmp_path: Path) -> None:
         claude_judge(fake, tmp_path).score(request)
         assert len(fake.requests) == len(sizes)
     assert verdict.status == "UNSCORED"
-    # two turns (the answer, the retry of the missing verdict), each once larger
-    assert sizes == [16000, 32000, 16000, 32000]
+    # the answer, then once with twice the room; then the check ends (no retry turn)
+    assert sizes == [16000, 32000]
+    assert verdict.rationale == CUT_AT_MAX_TOKENS
     assert ClaudeSettings().max_tokens == 16000
