@@ -97,6 +97,27 @@ def _majority_verdicts(inp: ReportInput) -> pd.DataFrame:
     return pd.concat([first, fallback]).set_index("check_id")
 
 
+def _missing_where(by_check: pd.DataFrame, check_id: str, shown: int = 3) -> str:
+    """What the judge found missing (its rationale) and where it searched (the patterns, as
+    written, with their scope and hits), so a fix names the behaviour and the place rather
+    than restating the proposition."""
+    if check_id not in by_check.index:
+        return ""
+    row = by_check.loc[check_id]
+    why = " ".join(str(row.get("rationale") or "").split())
+    raw = row.get("searches")
+    searches = json.loads(raw) if isinstance(raw, str) and raw else []
+    where = [
+        f"`{str(s.get('pattern', '')).replace('`', chr(39))}` in {s.get('scope', '?')} "
+        f"({int(s.get('hits', 0))} hits)"
+        for s in searches[:shown]
+    ]
+    if len(searches) > shown:
+        where.append(f"{len(searches) - shown} more")
+    text = f". Missing: {why}" if why else ""
+    return text + (f"; searched {', '.join(where)}" if where else "")
+
+
 def _behaviour_lines(inp: ReportInput, by_check: pd.DataFrame) -> list[str]:
     """What each `run` probe cited as evidence showed (the start of its output), so a reader
     sees the behaviour beside the file:line the tables cite (SPEC §5)."""
@@ -418,7 +439,7 @@ def render_report(inp: ReportInput) -> str:
     for impact, check_id, ac_id, proposition in gaps:
         lines.append(
             f"1. **{check_id}** ({ac_id}, +{format_half_up(impact, 4)} to Final if MET) — make "
-            f"true: {proposition}"
+            f"true: {proposition}{_missing_where(by_check, check_id)}"
         )
     lines += _not_judged_section(inp, by_check)
     lines += ["", "## Agreement across the k runs", ""]
