@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import math
 import os
 import shutil
 import signal
@@ -49,6 +50,9 @@ from evalflow.errors import InputError
 from evalflow.repo.worktree_fs import read_regular
 
 _GIT_TIMEOUT_S = 120
+# The bound on each git child, in seconds (a 2 GB file makes `update-index` take minutes).
+_TIMEOUT_ENV = "EVALFLOW_GIT_TIMEOUT_S"
+_MAX_TIMEOUT_S = 86_400
 # After a kill, how long to wait for the pipes to close (a process that left the group may
 # still hold them; evalflow does not wait on it).
 _REAP_S = 5
@@ -225,6 +229,23 @@ def run_bounded(
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
+def git_timeout_s() -> float:
+    """Seconds each git child may run: `EVALFLOW_GIT_TIMEOUT_S`, default 120."""
+    raw = os.environ.get(_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return _GIT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= _MAX_TIMEOUT_S:
+        raise InputError(
+            f"{_TIMEOUT_ENV}={raw!r} is not a number of seconds in (0, {_MAX_TIMEOUT_S}]",
+            fix=f"unset it (default {_GIT_TIMEOUT_S}) or give a positive number",
+        )
+    return value
+
+
 def _run(
     args: Sequence[str],
     *,
@@ -236,19 +257,22 @@ def _run(
     """One hardened git process; `where` only names the repository in errors."""
     env = git_env()
     env.update(extra_env or {})
+    timeout_s = git_timeout_s()
     try:
         done = run_bounded(
             ["git", "--no-pager", *_HARDENING, *args],
             env=env,
             cwd=Path(env["HOME"]),
-            timeout_s=_GIT_TIMEOUT_S,
+            timeout_s=timeout_s,
             input_bytes=input_bytes,
         )
     except FileNotFoundError as exc:
         raise InputError("git is not installed", fix="install git and retry") from exc
     except subprocess.TimeoutExpired as exc:
         raise InputError(
-            f"git {_verb(args)} did not finish within {_GIT_TIMEOUT_S} s", where=str(where)
+            f"git {_verb(args)} did not finish within {timeout_s:g} s",
+            where=str(where),
+            fix=f"raise {_TIMEOUT_ENV} if the repository is that large",
         ) from exc
     if done.returncode not in ok_codes:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()

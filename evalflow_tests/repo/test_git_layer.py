@@ -141,3 +141,18 @@ def test_a_killed_runs_git_workspace_is_removed_by_the_next_run(make_repo, tmp_p
     assert (orphan / "mirrors").is_dir()
     subprocess.run([sys.executable, "-c", code], env=env, timeout=60, check=True)
     assert list(temp.glob("evalflow-git-*")) == []
+
+
+def test_every_git_child_is_bounded_by_the_configured_time(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", "0.000001")
+    with pytest.raises(InputError, match=r"did not finish within 1e-06 s.*EVALFLOW_GIT_TIMEOUT_S"):
+        resolve_commit(repo, "head")
+    for bad in ("abc", "0", "-5", "inf", "nan"):
+        monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", bad)
+        with pytest.raises(InputError, match="is not a number of seconds"):
+            resolve_commit(repo, "head")
+    monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", "60")
+    assert len(resolve_commit(repo, "head")) == 40
