@@ -229,6 +229,10 @@ def run_bounded(
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
+class GitTimeoutError(InputError):
+    """A git child ran past `git_timeout_s` (the repository is too large for the bound)."""
+
+
 def git_timeout_s() -> float:
     """Seconds each git child may run: `EVALFLOW_GIT_TIMEOUT_S`, default 120."""
     raw = os.environ.get(_TIMEOUT_ENV, "").strip()
@@ -269,7 +273,7 @@ def _run(
     except FileNotFoundError as exc:
         raise InputError("git is not installed", fix="install git and retry") from exc
     except subprocess.TimeoutExpired as exc:
-        raise InputError(
+        raise GitTimeoutError(
             f"git {_verb(args)} did not finish within {timeout_s:g} s",
             where=str(where),
             fix=f"raise {_TIMEOUT_ENV} if the repository is that large",
@@ -577,6 +581,8 @@ def require_repo(repo: Path) -> Path:
     _refuse_foreign(top)  # its own message, not "not a git repository"
     try:
         _sync(top)
+    except GitTimeoutError:
+        raise
     except InputError as exc:
         raise not_a_repo from exc
     return top

@@ -150,6 +150,8 @@ def test_every_git_child_is_bounded_by_the_configured_time(
     monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", "0.000001")
     with pytest.raises(InputError, match=r"did not finish within 1e-06 s.*EVALFLOW_GIT_TIMEOUT_S"):
         resolve_commit(repo, "head")
+    with pytest.raises(InputError, match="did not finish"):  # not "not a git repository"
+        require_repo(repo)
     for bad in ("abc", "0", "-5", "inf", "nan"):
         monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", bad)
         with pytest.raises(InputError, match="is not a number of seconds"):
