@@ -672,7 +672,8 @@ class ClaudeClient:
             self._usage.append(record)
 
     def key_for(self, params: dict[str, Any], site: CallSite) -> str:
-        """The cache key: the request, the run index and the scope (run key and commit)."""
+        """The cache key: the request (whose tool results are what the judge read), the run
+        index and the scope (the run key, and a batch's own scope)."""
         scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
         return cache_key(self.settings.model, self.prompt_version, params, site.run, scope)
 
@@ -1227,7 +1228,9 @@ class ClaudeJudge:
             if last:
                 # Announced on every model, also where tool_choice cannot force the answer.
                 messages[-1]["content"].append({"type": "text", "text": LAST_TURN_NOTICE})
-            site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
+            # No commit in the key: a turn's request already holds what the judge read (tool
+            # results), so a change in a file it never read re-asks nothing (`cache`).
+            site = CallSite(request.run_key, check.id, request.run, turn)
             params = self.request_params(messages, force=force)
             response = self._call(params, site, prefetch=prefetch, reask=reask)
             spent += self.transport.usage_from_response(

@@ -2,9 +2,15 @@
 
 The key is sha256 over everything that can change the answer: model, prompt version, the
 full request parameters (system, messages, tools, tool choice, max tokens, ...), the run
-index (so the k independent runs of a check never share an entry) and the scope — the run key
-and the repository commit the conversation reads — so an answer given about one commit is
-never replayed for another. Every answer the API gave is kept, also one that is of no use: a
+index (so the k independent runs of a check never share an entry) and the scope (the run key).
+It is content-addressed by what the judge read, not by the commit: the first turn holds the
+check, the baseline's context and the diff surface's paths; every later turn holds the tool
+results (file lines, grep hits, listings) the judge saw. So a new commit re-asks a check from
+the first turn whose tool results differ — a change in a file the judge never read (nor found
+by a search) re-asks nothing, one in a file it read re-asks from that turn on, and a new
+prompt version, model, baseline or diff surface re-asks everything.
+
+Every answer the API gave is kept, also one that is of no use: a
 response that stopped on `max_tokens` or `refusal`, or that later failed validation, is stored
 with `meta.unusable` saying why (`mark_unusable`). So an unchanged re-run replays the same
 answers, reaches the same outcome (an UNSCORED check with the same reason included) and sends

@@ -712,7 +712,7 @@ class OpenAIJudge:
             if last:
                 messages.append({"role": "user", "content": LAST_TURN_NOTICE})
             force = self.settings.force_final_tool and (retried or last)
-            site = CallSite(request.run_key, check.id, request.run, turn, request.snapshot.commit)
+            site = CallSite(request.run_key, check.id, request.run, turn)  # no commit: `cache`
             params = self.request_params(list(messages), force=force)
             response = self.transport.call(params, site, prefetch=prefetch, reask=reask)
             choice = response["choices"][0]

@@ -14,6 +14,7 @@ from evalflow.errors import JudgeUnavailableError
 from evalflow.judges.anthropic_judge import CUT_AT_MAX_TOKENS, CircuitBreaker
 from evalflow.judges.cache import ResponseCache
 from evalflow_tests.judges.fake_anthropic import (
+    APP_CORE,
     DEMO_CHECKS,
     TEST_KEY,
     Fail,
@@ -136,16 +137,21 @@ def test_max_tokens_answers_are_kept_marked_unusable_and_replayed(tmp_path: Path
     assert len(fake.requests) == 2  # --rejudge unscored: asked again
 
 
-def test_cache_is_scoped_to_the_commit(tmp_path: Path) -> None:
+def test_cache_is_addressed_by_what_the_judge_read_not_the_commit(tmp_path: Path) -> None:
     first = demo_snapshot()
-    moved = type(first)(commit="f" * 40, files=first.files)
+    unrelated = demo_snapshot({"docs/notes.md": "# a note nobody greps\n"})
+    unrelated = type(first)(commit="f" * 40, files=unrelated.files)
+    read = demo_snapshot(
+        {"app/core.py": APP_CORE + "\n\ndef twice(name):\n    return greet(name) * 2\n"}
+    )
     with FakeAnthropic(grep_then_submit) as fake:
         claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=first))
         asked = len(fake.requests)
-        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=first))
-        assert len(fake.requests) == asked  # same commit: replayed
-        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=moved))
-    assert len(fake.requests) == 2 * asked  # another commit: asked afresh
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=unrelated))
+        assert len(fake.requests) == asked  # another commit, an unread file changed: replayed
+        claude_judge(fake, tmp_path).score(demo_request(checks=DEMO_CHECKS[:1], snapshot=read))
+    # the grep's hits changed: asked again from that turn (the first turn replays)
+    assert len(fake.requests) == asked + 1
 
 
 def test_mark_unusable_keeps_the_entry_and_says_why(tmp_path: Path) -> None:
