@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 
 # Stop reasons whose answer is of no use: stored all the same, marked `unusable`.
 UNCACHEABLE_STOPS = frozenset({"max_tokens", "refusal"})
+# Run keys of entries that belong to no framework run: PluginEval's judge, Monte Carlo and
+# pairwise layers (a skill is judged wherever it is used) and the baseline drafter. Pruning by
+# registered runs never drops them: a live benchmark still replays them.
+NOT_RUN_KEYS = ("plugineval", "draft:")
 # How an LLM judge's UNSCORED reason starts when no answer decided the check (the budget
 # stopped it, the API failed, the judge raised): nothing is stored to replay, so a later run
 # of the same inputs resumes it. Every other UNSCORED reason is an answer's outcome, replayed.
@@ -256,8 +260,10 @@ def prune(
 ) -> PruneResult:
     """Remove the entries that match any given rule: stored more than `older_than_days`
     ago; of a prompt version not in `keep_prompt_versions`; of a run key not in
-    `registered_runs`. An entry stored without `meta` has no known prompt version or run
-    key, so the last two rules remove it (nothing could replay it with today's keys)."""
+    `registered_runs` (entries of PluginEval and the drafter, `NOT_RUN_KEYS`, belong to no
+    run and are kept by that rule). An entry stored without `meta` has no known prompt
+    version or run key, so the last two rules remove it (nothing could replay it with today's
+    keys)."""
     cutoff = None if older_than_days is None else (now or time.time()) - older_than_days * 86400
     versions = None if keep_prompt_versions is None else set(keep_prompt_versions)
     runs = None if registered_runs is None else set(registered_runs)
@@ -271,7 +277,11 @@ def prune(
         drop = (
             (cutoff is not None and stored < cutoff)
             or (versions is not None and meta.get("prompt_version") not in versions)
-            or (runs is not None and meta.get("run_key") not in runs)
+            or (
+                runs is not None
+                and meta.get("run_key") not in runs
+                and not str(meta.get("run_key") or "").startswith(NOT_RUN_KEYS)
+            )
         )
         if drop:
             path.unlink(missing_ok=True)

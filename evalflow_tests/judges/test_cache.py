@@ -97,3 +97,15 @@ def test_prune_rules_and_clear(tmp_path: Path) -> None:
     cache.put(keys[0], {"content": []})
     result = clear(cache.root)
     assert (result.removed, result.kept) == (1, 0) and not cache.root.exists()
+
+
+def test_pruning_unregistered_runs_keeps_plugineval_and_drafter_entries(tmp_path: Path) -> None:
+    from evalflow.judges.cache import prune
+
+    cache = ResponseCache(tmp_path / "anthropic")
+    for run, run_key in enumerate(
+        ["plugineval:my-skill", "plugineval-elo", "draft:trialist", "old.run.r1"], start=1
+    ):
+        cache.put(cache_key("m", "p1", PARAMS, run), {"content": []}, {"run_key": run_key})
+    result = prune(cache.root, registered_runs={"live.run.r1"})
+    assert (result.removed, result.kept) == (1, 3)  # only the unregistered framework run
