@@ -71,8 +71,16 @@ def test_history_appends_and_final_drift_names_the_cause(
     _evaluate(instance, root)  # 1: heuristic judge
     _evaluate(instance, root)  # 2: nothing changed
     _evaluate(instance, root, judge="labels", labels=str(_labels(tmp_path / "l.yaml")))
+    # 4: another head commit, on top of head (head == base is refused as an empty change)
+    source = mini / "sources" / "good"
+    (source / "other").mkdir()
+    (source / "other" / "README.md").write_text("mini\n")
+    (source / "other" / "NOTES.md").write_text("a later commit\n")
+    build = yaml.safe_load((source / "build.yaml").read_text())
+    build["commits"].append({"tree": "other", "message": "other", "tag": "other"})
+    (source / "build.yaml").write_text(yaml.safe_dump(build))
     spec = yaml.safe_load(manifest.read_text())
-    manifest.write_text(yaml.safe_dump({**spec, "head": "base"}))  # 4: another head commit
+    manifest.write_text(yaml.safe_dump({**spec, "head": "other"}))
     _evaluate(instance, root)
 
     parts = sorted(p.name for p in (root / HISTORY_TABLE / f"run_key={KEY}").iterdir())
@@ -84,7 +92,7 @@ def test_history_appends_and_final_drift_names_the_cause(
         "head_sha, cost_usd FROM evaluation_history ORDER BY evaluation_number",
     )
     finals = [r[1] for r in rows]
-    assert finals == [1.0, 1.0, 0.4, 0.0]
+    assert finals == [1.0, 1.0, 0.4, 1.0]
     assert [r[3] for r in rows] == ["heuristic", "heuristic", "labels:l", "heuristic"]
     assert rows[0][4] == rows[1][4] != rows[2][4]  # the judge is in the full fingerprint
     assert rows[0][5] == rows[1][5] == rows[2][5] != rows[3][5]  # but not in the inputs'
@@ -96,7 +104,7 @@ def test_history_appends_and_final_drift_names_the_cause(
     )
     expected = [
         (2, 3, 1.0, 0.4, "judge", True, True),  # same inputs, the judge's answers fell
-        (3, 4, 0.4, 0.0, "inputs", True, False),  # another head: a drop, but not drift
+        (3, 4, 0.4, 1.0, "inputs", True, False),  # another head: a change, but not drift
     ]
     assert query(wh, drift_sql)[1] == expected  # evalflow query's in-memory catalog
     refresh_catalog(wh)
