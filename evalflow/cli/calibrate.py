@@ -71,9 +71,15 @@ def _print(result: CalibrationResult, entry: LedgerEntry) -> None:
         for item in summary.disagreeing:
             detail.add_row(item.case, item.check_id, item.kind, item.gold, item.majority)
         console.print(detail)
-    if summary.disagreement_flag:
+    if summary.unscored:
         click.echo(
-            f"disagreement {summary.n_checks - summary.n_agree}/{summary.n_checks} > 20 %: "
+            f"{summary.n_unscored} UNSCORED (no verdict, not a disagreement): "
+            + ", ".join(summary.unscored)
+        )
+    if summary.disagreement_flag:
+        decided = summary.n_checks - summary.n_unscored
+        click.echo(
+            f"disagreement {len(summary.disagreeing)}/{decided} decided checks > 20 %: "
             "the checks above are worded too ambiguously for this judge"
         )
     click.echo(

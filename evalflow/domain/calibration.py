@@ -11,17 +11,19 @@ the defect is, or is empty when the feature is simply absent.
 
 Metrics over the checks of one judge (every rate is None when its denominator is 0):
 - agreement = checks whose k = 3 majority equals the gold verdict / checks. An UNSCORED
-  majority is a disagreement and is also counted and listed on its own.
+  majority does not agree; it is counted and listed on its own (coverage), never as a
+  disagreement: it is no verdict (SPEC §5), and says nothing about the check's wording.
 - MET recall = gold-MET checks judged MET / gold-MET checks.
 - false-MET rate = planted checks judged MET / planted checks (a false MET is the worst error a
   judge can make; any one fails the calibration).
 - valid-evidence share = checks judged MET whose evidence the shared validator accepts *and*
   overlaps the gold evidence of a gold-MET check / checks judged MET. A MET on a gold-UNMET
   check is in the denominator and never in the numerator: no evidence supports it.
-- disagreement flag = disagreements / checks > 20 % (exactly 20 % does not raise it): the
-  baseline wording is too ambiguous (SPEC). The disagreeing checks are always listed, never
-  averaged away.
-The calibration fails when the flag is raised or the false-MET rate is above 0.
+- disagreement = a decided (MET/UNMET) majority other than the gold verdict; flag =
+  disagreements / decided checks > 20 % (exactly 20 % does not raise it): the baseline wording
+  is too ambiguous (SPEC). The disagreeing checks are always listed, never averaged away.
+The calibration fails when the flag is raised, when no check is decided, or when the false-MET
+rate is above 0.
 
 Rubric mapping: detection_accuracy = MET recall, false_positive_rate = false-MET rate,
 evidence_quality = valid-evidence share; severity_alignment, phase_consistency and
@@ -146,7 +148,7 @@ class CalibrationSummary(_Model):
     agreement: float
     n_unscored: int
     unscored: list[str]
-    disagreement_rate: float
+    disagreement_rate: float | None = Field(description="over decided checks; None when none")
     disagreement_flag: bool
     disagreeing: list[Disagreement]
     n_gold_met: int
@@ -250,8 +252,10 @@ def summarize(judge_id: str, rows: Sequence[CalibrationRow]) -> CalibrationSumma
         )
     n_checks = len(rows)
     n_agree = sum(r.agree for r in rows)
-    n_disagree = n_checks - n_agree
-    flag = n_disagree * _DISAGREEMENT_DENOMINATOR > n_checks
+    decided = [r for r in rows if r.majority != "UNSCORED"]
+    disagreeing = [r for r in decided if not r.agree]
+    n_disagree = len(disagreeing)
+    flag = n_disagree * _DISAGREEMENT_DENOMINATOR > len(decided)
     gold_met = [r for r in rows if r.gold == "MET"]
     planted = [r for r in rows if r.kind == "planted"]
     judged_met = [r for r in rows if r.majority == "MET"]
@@ -262,10 +266,12 @@ def summarize(judge_id: str, rows: Sequence[CalibrationRow]) -> CalibrationSumma
     )
     false_met_rate = _rate(planted_met, len(planted))
     reasons: list[str] = []
-    if flag:
+    if not decided:
+        reasons.append("no check decided: every majority is UNSCORED")
+    elif flag:
         reasons.append(
-            f"disagreement {n_disagree}/{n_checks} > 20 %: the check wording is too ambiguous "
-            "for this judge — clarify the baseline checks and re-run"
+            f"disagreement {n_disagree}/{len(decided)} decided checks > 20 %: the check wording "
+            "is too ambiguous for this judge — clarify the baseline checks and re-run"
         )
     if false_met_rate is not None and false_met_rate > 0:
         reasons.append(f"false MET on {planted_met}/{len(planted)} planted defects")
@@ -277,14 +283,13 @@ def summarize(judge_id: str, rows: Sequence[CalibrationRow]) -> CalibrationSumma
         agreement=n_agree / n_checks,
         n_unscored=sum(r.majority == "UNSCORED" for r in rows),
         unscored=[f"{r.case}/{r.check_id}" for r in rows if r.majority == "UNSCORED"],
-        disagreement_rate=n_disagree / n_checks,
+        disagreement_rate=_rate(n_disagree, len(decided)),
         disagreement_flag=flag,
         disagreeing=[
             Disagreement(
                 case=r.case, check_id=r.check_id, kind=r.kind, gold=r.gold, majority=r.majority
             )
-            for r in rows
-            if not r.agree
+            for r in disagreeing
         ],
         n_gold_met=len(gold_met),
         n_gold_met_judged_met=met_hits,

@@ -32,11 +32,12 @@ def invoke(*args: str):
     return CliRunner().invoke(calibrate, [str(a) for a in args])
 
 
-def test_heuristic_passes_calibration_and_lists_the_disagreements() -> None:
+def test_heuristic_passes_calibration_and_lists_its_unscored_checks() -> None:
     result = invoke("--judge", "heuristic", "--no-ledger")
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "agreement 0.9200 (46/50)" in out
+    assert "agreement 0.6600 (33/50)" in out
+    assert "17 UNSCORED (no verdict, not a disagreement)" in out
     assert "false-MET rate 0.0000" in out
     assert "valid-evidence share 1.0000 (24/24)" in out
     for check_id in ("BI1-AC3-I2", "IN1-AC3-I1", "IN1-AC4-I1", "SU1-AC3-I1"):
@@ -52,7 +53,7 @@ def test_json_output_and_default_ledger(shared_warehouse: Path) -> None:
     ledger = shared_warehouse / "ledger" / "ledger.jsonl"
     assert payload["ledger"] == str(ledger)
     assert payload["summary"]["judge_id"] == "heuristic"
-    assert payload["summary"]["agreement"] == pytest.approx(46 / 50)
+    assert payload["summary"]["agreement"] == pytest.approx(33 / 50)
     assert len(payload["rows"]) == 50
     assert payload["entry"]["description"] == "judge_calibration:heuristic"
     assert payload["entry"]["timestamp"] == "2026-01-01T00:00:00Z"

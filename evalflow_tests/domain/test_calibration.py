@@ -57,7 +57,7 @@ def agreeing(n: int) -> dict[str, tuple[GoldLabel, JudgedCheck]]:
     return {f"A{i}": (gold("UNMET"), judged(f"A{i}", "UNMET")) for i in range(n)}
 
 
-def test_agreement_counts_unscored_as_disagreement_and_lists_it_separately() -> None:
+def test_unscored_does_not_agree_but_is_no_disagreement_and_is_listed_apart() -> None:
     rows = rows_for(
         {
             "C1": (gold("MET"), judged("C1", "MET", ev("app.py", 11))),
@@ -72,9 +72,17 @@ def test_agreement_counts_unscored_as_disagreement_and_lists_it_separately() -> 
     assert summary.agreement == 0.5
     assert summary.n_unscored == 2
     assert summary.unscored == ["fam/r1/C3", "fam/r1/C4"]
-    assert [d.check_id for d in summary.disagreeing] == ["C3", "C4"]
-    assert summary.disagreement_flag
+    assert summary.disagreeing == []  # no verdict is no disagreement (SPEC §5)
+    assert summary.disagreement_rate == 0.0 and not summary.disagreement_flag
     assert [r.agree for r in rows] == [True, True, False, False]
+
+
+def test_a_judge_that_decides_nothing_fails_calibration() -> None:
+    rows = rows_for({"C1": (gold("MET"), judged("C1", "UNSCORED"))})
+    summary = summarize("judge-x", rows)
+    assert summary.disagreement_rate is None
+    assert summary.status == "fail"
+    assert summary.fail_reasons == ["no check decided: every majority is UNSCORED"]
 
 
 def test_met_recall_is_gold_met_judged_met_over_gold_met() -> None:
@@ -169,13 +177,14 @@ def test_exactly_twenty_percent_disagreement_does_not_raise_the_flag() -> None:
 def test_above_twenty_percent_disagreement_raises_the_flag_and_fails() -> None:
     pairs = agreeing(7)
     pairs["D1"] = (gold("MET"), judged("D1", "UNMET"))
-    pairs["D2"] = (gold("MET"), judged("D2", "UNSCORED"))
+    pairs["D2"] = (gold("UNMET"), judged("D2", "MET"))
+    pairs["U1"] = (gold("MET"), judged("U1", "UNSCORED"))  # no verdict: outside the rate
     summary = summarize("judge-x", rows_for(pairs))
     assert summary.disagreement_rate == pytest.approx(2 / 9)
     assert summary.disagreement_flag
     assert summary.status == "fail"
     assert [d.check_id for d in summary.disagreeing] == ["D1", "D2"]
-    assert summary.fail_reasons[0].startswith("disagreement 2/9 > 20 %")
+    assert summary.fail_reasons[0].startswith("disagreement 2/9 decided checks > 20 %")
 
 
 def _mixed_rows() -> list[CalibrationRow]:

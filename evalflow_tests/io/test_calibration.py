@@ -148,16 +148,15 @@ def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> Non
     assert (summary.n_cases, summary.n_checks, summary.n_agree) == (4, 50, 33)
     assert summary.agreement == pytest.approx(33 / 50)
     assert summary.n_unscored == 17
-    assert summary.disagreement_flag  # 17/50 = 34 %, all of it UNSCORED
+    assert not summary.disagreement_flag  # the 17 UNSCORED are no verdict, not a disagreement
+    assert summary.unscored == [f"{case}/{check}" for case, check, *_ in HEURISTIC_UNSCORED]
     assert (summary.n_gold_met, summary.n_gold_met_judged_met) == (25, 24)
     assert summary.met_recall == pytest.approx(24 / 25)
     assert (summary.n_planted, summary.n_planted_judged_met) == (12, 0)
     assert summary.false_met_rate == 0.0
     assert (summary.n_judged_met, summary.n_valid_evidence) == (24, 24)
     assert summary.valid_evidence_share == 1.0
-    assert [(d.case, d.check_id, d.kind, d.gold, d.majority) for d in summary.disagreeing] == [
-        (*row, "UNSCORED") for row in HEURISTIC_UNSCORED
-    ]
+    assert summary.disagreeing == []
     per_kind = {
         k.kind: (k.n_checks, k.n_agree, k.n_false_met, k.n_gold_unmet) for k in summary.per_kind
     }
@@ -166,8 +165,7 @@ def test_heuristic_judge_figures_are_pinned(heuristic: CalibrationResult) -> Non
         "planted": (12, 5, 0, 12),
         "borderline": (4, 4, 0, 1),
     }
-    assert summary.status == "fail"
-    assert [r.split(":")[0] for r in summary.fail_reasons] == ["disagreement 17/50 > 20 %"]
+    assert summary.status == "pass" and summary.fail_reasons == []
 
 
 def test_heuristic_rows_frame(heuristic: CalibrationResult, warehouse: Path) -> None:
@@ -232,7 +230,7 @@ def test_calibrate_appends_the_ledger_entry(warehouse: Path, tmp_path: Path) -> 
     assert result.summary.status == "pass"
     _, skipped, none = calibrate(HeuristicJudge(), warehouse=warehouse, ledger=False)
     assert none is None
-    assert skipped.status == "fail"  # the heuristic leaves 17/50 UNSCORED (see above)
+    assert skipped.status == "pass"  # 17/50 UNSCORED (see above), no verdict disagrees
     assert len(read_entries(ledger)) == 1
 
 
