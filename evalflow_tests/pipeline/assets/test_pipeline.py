@@ -125,15 +125,22 @@ def test_rerun_is_idempotent(mini: Path, tmp_path: Path, instance) -> None:
     assert sorted((root / "reports").rglob("*.md")) == reports
 
 
-def test_tampered_baseline_fails_the_hash_check(mini: Path, tmp_path: Path, instance) -> None:
+def test_two_baselines_in_one_benchmark_fail_the_hash_check(
+    mini: Path, tmp_path: Path, instance
+) -> None:
+    # A run pointed at another (reworded) baseline file mixes hashes; a re-frozen baseline that
+    # every manifest still resolves to is only stale (test_runs_cli covers that case).
+    baseline = yaml.safe_load((mini / "_ac-baseline.yaml").read_text())
+    baseline["acs"][0]["checks"][0]["proposition"] = "reworded in a second baseline file"
+    (mini / "_other-baseline.yaml").write_text(yaml.safe_dump(baseline, sort_keys=False))
+    manifest = yaml.safe_load((mini / "runs" / "partial.yaml").read_text())
+    manifest["baseline"] = "../_other-baseline.yaml"
+    (mini / "runs" / "partial.yaml").write_text(yaml.safe_dump(manifest))
     root = tmp_path / "wh"
     good, partial = register(
         instance, root, [mini / "runs" / "good.yaml", mini / "runs" / "partial.yaml"]
     )
     assert run(instance, root, good).success
-    baseline = yaml.safe_load((mini / "_ac-baseline.yaml").read_text())
-    baseline["acs"][0]["checks"][0]["proposition"] = "reworded after the freeze"
-    (mini / "_ac-baseline.yaml").write_text(yaml.safe_dump(baseline, sort_keys=False))
     result = run(instance, root, partial)
     assert check_results(result)["one_baseline_per_benchmark"] is False
 
