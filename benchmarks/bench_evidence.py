@@ -172,6 +172,9 @@ def vote_shifts(prepared: Any, control: dict[str, list[dict[str, Any]]]) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
+    # make bench's smoke mode (.ci/run) passes --smoke to every script; this one is already
+    # at its smallest size (one run of the demo, two seconds), so it runs the same.
+    parser.add_argument("--smoke", action="store_true", help="same as the full run")
     args = parser.parse_args()
     os.environ["ANTHROPIC_API_KEY"] = TEST_KEY  # the fake's key: nothing leaves 127.0.0.1
     with tempfile.TemporaryDirectory() as tmp:
