@@ -8,7 +8,11 @@ A gate runs code an AI agent wrote, so it is treated as hostile. With full isola
   ``/tmp`` and another on ``/dev/shm``; ``HOME``/``TMPDIR``/``XDG_*`` inside that tmpfs (a
   directory of it is bound over them when they lie elsewhere). The only other writable places
   are the gate's throw-away clone (its ``cwd``) and the caller's ``writable`` paths, bound at
-  their own paths. ``hidden`` paths (warehouse, benchmark, caches, the evaluated repository)
+  their own paths. ``/dev`` is a private read-only tmpfs holding only ``null``, ``zero``,
+  ``full``, ``random``, ``urandom`` and ``tty`` (bound from the host), the ``fd``/``std*``
+  links and a private ``shm``: no host block device, ``/dev/kmsg`` or terminal is reachable
+  (the host's root can open those for writing, and a read-only mount does not stop writes to
+  a device). ``hidden`` paths (warehouse, benchmark, caches, the evaluated repository)
   are covered by an empty read-only tmpfs, and so is ``/run`` (host daemons' Unix sockets: a
   read-only mount does not stop ``connect()``) unless ``network=True``; ``read_only`` paths are
   bound back read-only even under a hidden path. The clone usually lies under ``/tmp``: the
@@ -116,13 +120,15 @@ _OUTPUT_WINDOW = 64 * 1024
 
 # Runs as PID 1 of the new namespaces (dash-compatible; arguments are tagged ``kind:path``):
 # 1. a tmpfs on the staging directory; every path to re-expose is bound into it (``.keep``)
-#    while the host's view is still intact; the staging tmpfs moved onto /tmp (before the
-#    root turns read-only: libmount reports a move onto a read-only mount as failed);
-# 2. every host mount point (``ro:``) remounted read-only, except those under the new /tmp,
-#    which it covers anyway, and /proc: the PID namespace's own proc stays writable for the
-#    nested namespace's uid_map, but every top-level entry that is not a process (sys,
-#    sysrq-trigger, irq, ...) is bound read-only: the gate's uid is evalflow's, and for host
-#    root ``/proc/sys`` would otherwise be writable from inside the namespace;
+#    while the host's view is still intact; a second, small tmpfs in it gets the few device
+#    nodes a gate needs bound from the host and is moved onto /dev (read-only: no node can be
+#    added); the staging tmpfs moved onto /tmp (both before the root turns read-only:
+#    libmount reports a move onto a read-only mount as failed);
+# 2. every host mount point (``ro:``) remounted read-only, except those under the new /tmp
+#    and /dev, which they cover anyway, and /proc: the PID namespace's own proc stays
+#    writable for the nested namespace's uid_map, but every top-level entry that is not a
+#    process (sys, sysrq-trigger, irq, ...) is bound read-only: the gate's uid is evalflow's,
+#    and for host root ``/proc/sys`` would otherwise be writable from inside the namespace;
 # 3. a private /dev/shm, ``hide:`` paths covered by an empty tmpfs (still writable, so mount
 #    points for re-exposed paths can be made in it);
 # 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the hiding
@@ -146,17 +152,24 @@ for a do case $a in keep-rw:*|keep-ro:*)
   "$mount" --bind "$p" "$k" || fail "cannot expose $p"
   case $a in keep-ro:*) "$mount" -o remount,bind,ro "$k" || fail "cannot make $p read-only";; esac
 esac; done
+dev=$stage/.dev
+mkdir "$dev" && "$mount" -t tmpfs -o size=64k,mode=755 evalflow-dev "$dev" \
+  || fail "tmpfs for /dev"
+for n in null zero full random urandom tty; do
+  : > "$dev/$n" && "$mount" --bind "/dev/$n" "$dev/$n" || fail "cannot expose /dev/$n"
+done
+mkdir "$dev/shm" && ln -s /proc/self/fd "$dev/fd" && ln -s /proc/self/fd/0 "$dev/stdin" \
+  && ln -s /proc/self/fd/1 "$dev/stdout" && ln -s /proc/self/fd/2 "$dev/stderr" \
+  && "$mount" --move "$dev" /dev && "$mount" -o remount,ro /dev || fail "cannot replace /dev"
 "$mount" --move "$stage" /tmp || fail "cannot move the tmpfs onto /tmp"
-for a do case $a in ro:/tmp|ro:/tmp/*|ro:/proc|ro:/proc/*) ;; ro:*)
+for a do case $a in ro:/tmp|ro:/tmp/*|ro:/proc|ro:/proc/*|ro:/dev|ro:/dev/*) ;; ro:*)
   "$mount" -o remount,bind,ro "${a#ro:}" || fail "cannot make ${a#ro:} read-only"
 esac; done
 for e in $(find /proc -mindepth 1 -maxdepth 1 ! -name '[0-9]*' ! -type l \
     \( -type d -o -perm /222 \)); do
   "$mount" --bind -o ro "$e" "$e" || fail "cannot make $e read-only"
 done
-if [ -d /dev/shm ]; then
-  "$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-shm /dev/shm || fail "tmpfs on /dev/shm"
-fi
+"$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-shm /dev/shm || fail "tmpfs on /dev/shm"
 j=0 covered=' '
 for a do case $a in hide:*)
   j=$((j + 1)) p=${a#hide:}

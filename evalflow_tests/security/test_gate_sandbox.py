@@ -7,6 +7,7 @@ tmpfs that hides them (everything under /tmp is replaced by the private tmpfs an
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -272,3 +273,46 @@ def test_shared_memory_of_a_gate_dies_with_it(host: Host) -> None:
     assert run.exit_code == 0, output
     assert "Shared memory id" in output
     assert _host_segments() == before
+
+
+_PRIVATE_DEV = {"full", "null", "random", "shm", "tty", "urandom", "zero"}
+_PRIVATE_DEV_LINKS = {"fd", "stdin", "stdout", "stderr"}
+
+
+def _host_write_targets() -> list[Path]:
+    """Device nodes of the host that root can open for writing: a block device, /dev/kmsg."""
+    blocks = sorted(p for p in Path("/dev").iterdir() if p.is_block_device())
+    return [*blocks[:1], *([Path("/dev/kmsg")] if Path("/dev/kmsg").exists() else [])]
+
+
+def _opens_for_writing(path: Path) -> bool:
+    # Opened only, nothing written: the open is the escape (a write would corrupt the host).
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def test_a_gate_sees_only_a_private_minimal_dev(host: Host) -> None:
+    targets = _host_write_targets()
+    # The control: outside evalflow this user opens them for writing (as root it can).
+    writable = [t for t in targets if _opens_for_writing(t)]
+    if not writable:
+        pytest.skip("no host block device or /dev/kmsg is writable by this user")
+    opener = "; ".join(
+        f"python -c 'import os; os.close(os.open(\"{t}\", os.O_WRONLY | os.O_NOCTTY))' "
+        f"2>/dev/null && echo 'opened {t}'"
+        for t in writable
+    )
+    run, output = host.run(
+        f"{opener}; echo entries $(ls -A /dev); echo links $(find /dev -maxdepth 1 -type l); "
+        "echo x > /dev/null && head -c 4 /dev/urandom | wc -c; "
+        "echo shared > /dev/shm/s && cat /dev/shm/s; touch /dev/planted 2>/dev/null || echo ro"
+    )
+    assert run.started and run.exit_code == 0, output
+    assert "opened" not in output
+    lines = dict(line.split(" ", 1) for line in output.splitlines() if " " in line)
+    assert set(lines["entries"].split()) == _PRIVATE_DEV | _PRIVATE_DEV_LINKS
+    assert {Path(p).name for p in lines["links"].split()} == _PRIVATE_DEV_LINKS
+    assert output.splitlines()[-3:] == ["4", "shared", "ro"]
