@@ -17,7 +17,8 @@ A skill folder is untrusted input, so every read goes through `_Confined`:
   `MAX_SKILL_BYTES` (8 MiB) per skill, SKILL.md included; files past that budget are left
   out of the listing — `SKILL_OVER_SIZE_CAP`.
 Link targets are only tested for existence, never read, and only inside the plugin root (or
-the folder holding the skill when it has no plugin), so a link cannot probe the host.
+the folder holding the skill when it has no plugin) or a sibling plugin next to it (a folder
+beside the plugin root holding a plugin manifest), so a link cannot probe the host.
 """
 
 from __future__ import annotations
@@ -406,23 +407,44 @@ def read_skill_files(skill_dir: Path, plugin: PluginInfo | None = None) -> Skill
     )
 
 
+def _sibling_plugin(lexical: str, plugin_root: str) -> str | None:
+    """The plugin directory next to `plugin_root` that `lexical` lies in, if any: a directory
+    of the folder holding the plugin (a marketplace's `plugins/`) with a plugin manifest."""
+    holder = os.path.dirname(plugin_root)
+    if not _within(lexical, holder) or lexical == holder:
+        return None
+    sibling = os.path.join(holder, os.path.relpath(lexical, holder).split(os.sep, 1)[0])
+    if any(_names_an_entry(Path(sibling) / rel) for rel in _MANIFESTS):
+        return sibling
+    return None
+
+
 def existing_targets(
-    skill_dir: Path, bound: Path | None = None
+    skill_dir: Path, bound: Path | None = None, *, plugin_root: bool = False
 ) -> Callable[[ParsedSkill], frozenset[str]]:
     """The resolver `evaluate_skill` needs: which link candidates exist.
 
     Existence only, and only inside `bound` (the plugin root; by default the folder holding
-    the skill, where sibling skills live): a link such as `../../../../etc/passwd` never
-    probes the host, and a target whose real path leaves `bound` does not exist.
+    the skill, where sibling skills live) or, when `bound` is a plugin root, inside a sibling
+    plugin next to it (seed 004 resolves a `../` cross-reference from `skills/`, which reaches
+    the marketplace's other plugins): a link such as `../../../../etc/passwd` never probes the
+    host, and a target whose real path leaves the folder it was found in does not exist.
     """
-    root = os.path.realpath(bound if bound is not None else skill_dir.parent)
+    base = os.path.abspath(bound or skill_dir.parent)
+    root = os.path.realpath(base)
 
     def exists(candidate: str) -> bool:
         lexical = os.path.normpath(os.path.join(os.path.abspath(skill_dir), candidate))
-        if not _within(lexical, os.path.abspath(bound or skill_dir.parent)):
-            return False
+        confine = root
+        if not _within(lexical, base):
+            sibling = _sibling_plugin(lexical, base) if plugin_root else None
+            if sibling is None:
+                return False
+            confine = os.path.realpath(sibling)
+            if not _within(confine, os.path.realpath(os.path.dirname(base))):
+                return False  # a "sibling" that is a symlink elsewhere is not one
         real = os.path.realpath(lexical)
-        return _within(real, root) and os.path.exists(real)
+        return _within(real, confine) and os.path.exists(real)
 
     def resolve(parsed: ParsedSkill) -> frozenset[str]:
         return frozenset(c for check in parsed.link_checks for c in check.candidates if exists(c))
@@ -494,7 +516,9 @@ def evaluate_path(
                 files,
                 # A plugin manifest inside the skill itself still lets siblings resolve.
                 existing_targets(
-                    skill_dir, plugin.root if plugin and plugin.root != skill_dir else None
+                    skill_dir,
+                    plugin.root if plugin and plugin.root != skill_dir else None,
+                    plugin_root=plugin is not None and plugin.root != skill_dir,
                 ),
                 opts,
                 judge_input=judge_input,

@@ -101,6 +101,52 @@ def test_dead_links_are_anti_patterns(plugin: Path) -> None:
     assert [a.flag for a in ev.static.anti_patterns] == ["DEAD_CROSS_REF", "DEAD_CROSS_REF"]
 
 
+def _marketplace(tmp_path: Path, link: str) -> Path:
+    """plugins/{audit,protect-mcp,notes}: audit's skill links `link`; protect-mcp is a plugin
+    (it has a manifest), notes is a plain folder."""
+    plugins = tmp_path / "plugins"
+    write(plugins / "audit" / ".claude-plugin" / "plugin.json", json.dumps({"name": "audit"}))
+    write(
+        plugins / "audit" / "skills" / "recipe" / "SKILL.md",
+        "---\nname: recipe\ndescription: Use when auditing signed receipts of tool calls.\n"
+        f"---\nSee [it]({link}).\n",
+    )
+    write(plugins / "protect-mcp" / "plugin.json", json.dumps({"name": "protect-mcp"}))
+    write(plugins / "protect-mcp" / "README.md", "# mcp\n")
+    write(plugins / "notes" / "README.md", "# notes\n")
+    return plugins / "audit" / "skills" / "recipe"
+
+
+@pytest.mark.parametrize(
+    ("link", "flags"),
+    [
+        # Resolves from skills/ (seed 004) into a sibling plugin: not dead, as in the public
+        # tool (signed-audit-trails-recipe's links to ../../protect-mcp/).
+        ("../../protect-mcp/", []),
+        ("../../protect-mcp/README.md", []),
+        ("../../protect-mcp/missing.md", ["DEAD_CROSS_REF"]),
+        # Beside the plugin but not a plugin: never probed, so it does not resolve.
+        ("../../notes/README.md", ["DEAD_CROSS_REF"]),
+        ("../../../../../../etc/passwd", ["DEAD_CROSS_REF"]),
+        # Resolves from the skill's own directory.
+        ("../../.claude-plugin/plugin.json", []),
+    ],
+)
+def test_a_relative_link_may_resolve_from_skills_into_a_sibling_plugin(
+    tmp_path: Path, link: str, flags: list[str]
+) -> None:
+    (ev,), _ = evaluate_path(_marketplace(tmp_path, link), EvalOptions(depth="quick"))
+    assert [a.flag for a in ev.static.anti_patterns] == flags
+
+
+def test_a_sibling_that_is_a_symlink_elsewhere_is_not_probed(tmp_path: Path) -> None:
+    skill = _marketplace(tmp_path, "../../elsewhere/plugin.json")
+    outside = write(tmp_path / "host" / "plugin.json", "{}").parent
+    (tmp_path / "plugins" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (ev,), _ = evaluate_path(skill, EvalOptions(depth="quick"))
+    assert [a.flag for a in ev.static.anti_patterns] == ["DEAD_CROSS_REF"]
+
+
 def test_unreadable_manifest_is_a_finding(plugin: Path) -> None:
     write(plugin / ".claude-plugin" / "plugin.json", "{not json")
     (ev,), _ = evaluate_path(plugin / "skills" / "beta", EvalOptions(depth="quick"))

@@ -9,6 +9,10 @@ scan and link extraction. Deliberate fixes applied here:
   `references/x.md#part` and nested `references/a/b.md` resolve; reference files nothing
   mentions are reported as notes; a `skills/x` cross-reference written inside a Markdown
   link target is the link's target, checked once (either reading resolving it is enough);
+  a `../` link resolves from the skill directory or from the `skills/` directory above it
+  (seed 004's base for cross-references);
+* token_efficiency's duplicate-line ratio is over the non-empty body lines that are not
+  thematic breaks (`---` between sections is markup, not repeated content);
 * fix 3 — a BOM, CRLF, non-mapping or invalid frontmatter, an empty `description:` and
   binary files never raise: they are parsed, defaulted, or reported as a `Finding`.
 
@@ -92,6 +96,9 @@ _REF_DEF_RE = re.compile(r"^[ ]{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", re.MULTILINE)
 _REFERENCE_MENTION_RE = re.compile(r"(?:\./)?references/[^\s)\]>\"'`,;]+")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TABLE_RE = re.compile(r"\|.*\|.*\|")
+# A CommonMark thematic break (`---`, `***`, `___`, spaced or longer): markup between
+# sections, not content a model re-reads, so never a "duplicate line" (docs/plugineval.md).
+_THEMATIC_BREAK_RE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}")
 _HEADING_RE = compile_linear(rf"^#{{1,3}} +(.+?)#*{_WS}*$")
 _EXAMPLES_MARKERS = ("## example", "### example", "## usage")
 _TROUBLESHOOTING_MARKERS = ("## troubleshoot", "## common issue", "## faq")
@@ -452,7 +459,12 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         kind = _link_kind(norm)
         if kind == "reference":
             mentioned.add(norm)
-        checks.setdefault((kind, norm), LinkCheck(kind, norm, (norm,)))
+        cands: tuple[str, ...] = (norm,)
+        if kind == "cross_skill":
+            # Seed 004: a cross-reference must resolve from the `skills/` directory; a reader
+            # of the file resolves it from the skill's own. Either reading resolving is enough.
+            cands = (norm, posixpath.normpath(f"../{norm}"))
+        checks.setdefault((kind, norm), LinkCheck(kind, norm, cands))
         link_spans.append((start, end, (kind, norm)))
     span_starts = [start for start, _, _ in link_spans]
     for m in bounded_matches(_REFERENCE_MENTION_RE, prose, "/.-"):
@@ -480,7 +492,9 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
             continue
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
-    stripped_body = [s for s in (ln.strip() for ln in body_lines) if s]
+    stripped_body = [
+        s for s in (ln.strip() for ln in body_lines) if s and not _THEMATIC_BREAK_RE.fullmatch(s)
+    ]
     reference_files = files.reference_files
     for f in reference_files:
         if f.binary:

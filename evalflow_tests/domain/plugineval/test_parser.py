@@ -178,6 +178,17 @@ def test_relative_links_outside_the_skill_are_cross_skill_checks() -> None:
     assert kinds == {"../../agents/eval-judge.md": "cross_skill", "scripts/run.py": "local"}
 
 
+def test_a_relative_link_resolves_from_the_skill_or_from_skills() -> None:
+    # Seed 004: DEAD_CROSS_REF when the path "cannot be resolved from the skills/ directory";
+    # a Markdown reader resolves it from the file's own directory. Both are candidates.
+    p = parse(skill_text("[mcp](../../protect-mcp/) [s](../sibling/SKILL.md)\n"))
+    cands = {c.target: c.candidates for c in p.link_checks}
+    assert cands == {
+        "../../protect-mcp": ("../../protect-mcp", "../../../protect-mcp"),
+        "../sibling/SKILL.md": ("../sibling/SKILL.md", "../../sibling/SKILL.md"),
+    }
+
+
 def test_reference_files_binary_and_empty_are_findings_fix_3() -> None:
     entries = (
         FileEntry("references/guide.md", 120, False),

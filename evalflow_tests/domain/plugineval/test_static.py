@@ -226,6 +226,20 @@ def test_duplicate_line_ratio() -> None:
     assert token_efficiency(p) == pytest.approx(0.8)
 
 
+@pytest.mark.parametrize("rule", ["---", "***", "___", "- - -", "-----", "  * * *  "])
+def test_repeated_thematic_breaks_are_not_duplicate_lines(rule: str) -> None:
+    # Section rules are markup, not repeated content (the public tool skips `---` lines too):
+    # only the repeated "a" counts — body lines a, a, b → ratio 1/3.
+    p = parse(skill_text(f"a\n{rule}\na\n{rule}\nb\n{rule}\n"))
+    assert (p.body_line_total, p.body_line_unique) == (3, 2)
+    assert token_efficiency(p) == pytest.approx(1.0 - 0.4 / 3)
+
+
+def test_a_line_that_only_starts_like_a_rule_is_content() -> None:
+    p = parse(skill_text("--- a/file\n--- a/file\n-- x\n"))
+    assert (p.body_line_total, p.body_line_unique) == (3, 2)
+
+
 # ---- ecosystem_coherence -------------------------------------------------------------
 
 
