@@ -717,10 +717,12 @@ class ClaudeClient:
         if prefetch:
             raise PendingCallError(key, params, site)
         response = self._send(params, site, key)
-        enlarged = response.get("stop_reason") == "max_tokens"
-        if enlarged:
-            response = self._larger(params, site, key)
-        return self._store(key, site, response, enlarged=enlarged)
+        # Stored before anything else is sent: a step retry after a failure of the larger
+        # retry (or of any later turn) replays this answer instead of paying it again.
+        self._store(key, site, response, enlarged=False)
+        if response.get("stop_reason") != "max_tokens":
+            return response
+        return self._store(key, site, self._larger(params, site, key), enlarged=True)
 
     def _larger(self, params: dict[str, Any], site: CallSite, key: str) -> dict[str, Any]:
         """The one retry after a `max_tokens` stop, with twice the room: thinking can use up

@@ -7,8 +7,9 @@
   cache, which costs 0 USD); `usage_frame` turns records into the `judge_usage` table and
   `usage_totals` sums them per scoring run.
 - `Budget`: one spending limit for one framework run, shared by every judge of it (scoring
-  runs, side-metric judging, PluginEval) and every thread; with a `ledger` file also by every
-  process of the run. Before each API call the judge reserves the call's worst case
+  runs, side-metric judging) and every thread; with a `ledger` file also by every process of
+  the run and every later invocation on the same run key (a killed run's rerun continues from
+  what was spent). Before each API call the judge reserves the call's worst case
   (`input_token_bound` input tokens priced as cache writes, the whole `max_tokens` as output);
   the reservation is replaced by the real price when the call finishes, or dropped when it
   fails. A call whose worst case fits beside what is spent and what is in flight is sent; one
@@ -228,28 +229,47 @@ class BudgetExceededError(Exception):
 
 @dataclass
 class _Ledger:
-    """What a budget knows beyond this object: dollars spent, and dollars in flight per
-    holder `<pid>:<budget id>` (a process that died is dropped: it can never settle)."""
+    """What a budget knows beyond this object: dollars spent, of which `estimated` were calls
+    in flight in a process that died (killed mid-call: the API may have answered and billed,
+    so they count at their reserved worst case), and dollars in flight per live holder."""
 
     spent: float = 0.0
+    estimated: float = 0.0
     in_flight: dict[str, float] = field(default_factory=dict)
 
 
-def _alive(pid: int) -> bool:
+def _started(pid: int) -> str:
+    """The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so
+    a pid reused by another process after a kill or a reboot is not taken for the holder;
+    "" where /proc is unavailable (then only the pid is checked)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _alive(holder: str) -> bool:
+    """Whether the process of holder `<pid>:<start>:<budget id>` still runs."""
+    parts = holder.split(":")
+    pid, started = int(parts[0]), parts[1] if len(parts) > 2 else ""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    return not started or _started(pid) in ("", started)
 
 
 class Budget:
     """A spending limit shared by every judge, thread and process of one framework run (see
-    the module docstring). `ledger` (a JSON file, locked while read and written) is where the
-    processes of one run meet; without it the budget lives in this object only. A call that
-    waits for others to settle gives up after `wait_s` seconds (then: budget stop)."""
+    the module docstring). `ledger` (a JSON file, locked while read and written, replaced
+    atomically) is where the processes of one run and every later invocation on it meet: the
+    limit bounds what was spent there in total, so a killed run's rerun continues from what
+    the first one spent (its calls in flight when it died count at their worst case).
+    Without it the budget lives in this object only. A call that waits for others to settle
+    gives up after `wait_s` seconds (then: budget stop)."""
 
     def __init__(
         self, limit_usd: float | None = None, *, ledger: Path | None = None, wait_s: float = 900.0
@@ -262,7 +282,16 @@ class Budget:
         self._cond = threading.Condition()
         self._memory = _Ledger()
         self._held: dict[int, float] = {}  # thread id -> dollars it has in flight
-        self._owner = f"{os.getpid()}:{uuid.uuid4().hex}"
+        self._id = uuid.uuid4().hex
+        self._holder = (0, "")
+
+    @property
+    def _owner(self) -> str:
+        """This process's holder name on the ledger (a forked child gets its own)."""
+        pid = os.getpid()
+        if self._holder[0] != pid:
+            self._holder = (pid, f"{pid}:{_started(pid)}:{self._id}")
+        return self._holder[1]
 
     @contextmanager
     def _state(self) -> Iterator[_Ledger]:
@@ -275,18 +304,22 @@ class Budget:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 raw = json.loads(self.ledger.read_text()) if self.ledger.exists() else {}
-                state = _Ledger(
-                    float(raw.get("spent", 0.0)),
-                    {
-                        owner: float(usd)
-                        for owner, usd in raw.get("in_flight", {}).items()
-                        if _alive(int(owner.split(":")[0]))
-                    },
-                )
+                state = _Ledger(float(raw.get("spent", 0.0)), float(raw.get("estimated", 0.0)))
+                for holder, usd in raw.get("in_flight", {}).items():
+                    if _alive(holder):
+                        state.in_flight[holder] = float(usd)
+                    else:  # died mid-call: may have been billed, never settles
+                        state.spent += float(usd)
+                        state.estimated += float(usd)
                 yield state
+                body = {
+                    "spent": state.spent,
+                    "estimated": state.estimated,
+                    "in_flight": state.in_flight,
+                }
                 tmp = self.ledger.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"spent": state.spent, "in_flight": state.in_flight}))
-                tmp.replace(self.ledger)
+                tmp.write_text(json.dumps(body, sort_keys=True))
+                os.replace(tmp, self.ledger)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 

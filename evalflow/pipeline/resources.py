@@ -17,6 +17,11 @@ from evalflow.judges.registry import make_judge
 from evalflow.storage.warehouse import Warehouse
 
 
+def budget_ledger(workdir: Path, run_key: str) -> Path:
+    """Where the budget of `run_key` is kept across processes and invocations."""
+    return workdir / "budgets" / f"{hashlib.sha256(run_key.encode()).hexdigest()[:16]}.json"
+
+
 class EvalflowResource(dg.ConfigurableResource):
     """Empty fields fall back to EVALFLOW_WAREHOUSE / EVALFLOW_JUDGE and their defaults."""
 
@@ -35,10 +40,6 @@ class EvalflowResource(dg.ConfigurableResource):
     # answers left UNSCORED; empty ⇒ every stored answer is replayed, nothing re-asked.
     rejudge: str = ""
     _budgets: dict[str, Budget] = PrivateAttr(default_factory=dict)
-    _run_id: str | None = PrivateAttr(default=None)
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        self._run_id = context.run.run_id if context.run is not None else None
 
     def get_warehouse(self) -> Warehouse:
         return settings.warehouse(self.warehouse or None)
@@ -60,20 +61,18 @@ class EvalflowResource(dg.ConfigurableResource):
     def budget_for(self, run_key: str | None) -> Budget | None:
         """The one budget of framework run `run_key` (None without a cost limit).
 
-        Every judge of the run draws on it: the k scoring runs, side-metric judging and
-        PluginEval. They are separate assets, possibly in separate processes (multiprocess
-        executor, step retries), so inside a Dagster run the budget keeps its ledger under the
-        warehouse, `budgets/<Dagster run id>/<run key digest>.json`; a new Dagster run (a new
-        `evalflow run`) starts a new budget. Outside Dagster it lives in this resource."""
+        Every judge of the run's scoring draws on it: the k scoring runs and side-metric
+        judging. They are separate assets, possibly in separate processes (multiprocess
+        executor, step retries), and a run may be killed and run again, so the budget keeps
+        its ledger under the warehouse, `budgets/<run key digest>.json`: the limit bounds what
+        was paid on that run key in total, over every invocation (raise --max-cost to allow
+        more). Without a run key it lives in this resource."""
         limit = self.cost_limit()
         if limit is None:
             return None
         key = run_key or ""
         if key not in self._budgets:
-            ledger = None
-            if run_key and self._run_id:
-                digest = hashlib.sha256(run_key.encode()).hexdigest()[:16]
-                ledger = self.get_warehouse().workdir / "budgets" / self._run_id / f"{digest}.json"
+            ledger = budget_ledger(self.get_warehouse().workdir, run_key) if run_key else None
             self._budgets[key] = Budget(limit, ledger=ledger)
         return self._budgets[key]
 

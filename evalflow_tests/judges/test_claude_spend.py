@@ -4,6 +4,7 @@ attempt is recorded (estimated when its answer was lost), and API faults end in 
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,82 @@ def test_unchanged_settings_do_not_retry_at_the_sdk_level(tmp_path) -> None:
         judge = claude_judge(fake, tmp_path)
     assert judge.client.max_retries == 0  # every attempt goes through evalflow's accounting
     assert Path(tmp_path).is_dir()
+
+
+def _score_in_child(base_url: str, ledger: str, cache: str) -> None:
+    """One `evalflow run` of the same run key: its own process, judge and budget object."""
+    from evalflow.judges.anthropic_judge import ClaudeJudge, ClaudeSettings
+    from evalflow_tests.judges.fake_anthropic import TEST_PRICES
+
+    judge = ClaudeJudge(
+        ClaudeSettings(timeout_s=20.0, concurrency=2, max_tokens=4000, max_check_usd=5.0),
+        cache_dir=Path(cache),
+        base_url=base_url,
+        prices=TEST_PRICES,
+        budget=Budget(1.0, ledger=Path(ledger)),
+    )
+    judge.score(demo_request(checks=TEN))
+
+
+def test_a_killed_run_and_its_rerun_spend_at_most_the_limit_in_total(tmp_path) -> None:
+    """kill -9 mid-run, then the same run again at the same limit: the ledger carries what
+    the first paid (its calls in flight when it died at their worst case), so the rerun stops
+    at the remaining budget and the API bills at most the limit in total."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+
+    def costly(turn: Turn) -> Reply:
+        return Reply([tool_use("list_files", {"path_glob": "**"}, turn)], output_tokens=3000)
+
+    ledger, cache = tmp_path / "budget.json", tmp_path / "cache"
+    context = multiprocessing.get_context("spawn")
+    with FakeAnthropic(costly, latency_s=0.2) as fake:
+        first = context.Process(target=_score_in_child, args=(fake.base_url, str(ledger), cache))
+        first.start()
+        deadline = time.monotonic() + 60
+        while len(fake.requests) < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)  # with calls in flight
+        first.join()
+        billed_first = hand_cost(fake.usages)
+        time.sleep(0.5)  # the calls in flight are answered (and billed) after the kill
+        second = context.Process(target=_score_in_child, args=(fake.base_url, str(ledger), cache))
+        second.start()
+        second.join(timeout=120)
+        sent_by_first = len(fake.requests)
+        billed = hand_cost(fake.usages)
+    assert first.exitcode == -signal.SIGKILL and second.exitcode == 0
+    assert 0 < billed_first < 1.0 and sent_by_first > 6  # the second ran and paid
+    state = Budget(1.0, ledger=ledger)
+    assert billed <= state.spent <= 1.0 + 1e-9  # never more than the limit, over both runs
+    assert json.loads(ledger.read_text())["estimated"] > 0  # the killed run's calls in flight
+
+
+def test_a_step_retry_pays_only_what_was_never_answered(tmp_path) -> None:
+    """Every answer is stored before anything else is sent — the first answer cut at
+    max_tokens too, before its one larger retry — so a Dagster step retry after the API
+    failed mid-run re-sends no answered request."""
+    down, cut = [False], [False]
+    answered: list[str] = []
+
+    def flaky(turn: Turn) -> Reply | Fail:
+        if down[0]:
+            return Fail(500, "api_error", "internal error")
+        body = json.dumps(turn.body, sort_keys=True)
+        answered.append(body)
+        if not cut[0]:
+            down[0] = cut[0] = True  # the API fails right after this first answer
+            return Reply([text("thinking")], "max_tokens", output_tokens=16000)
+        return grep_then_submit(turn)
+
+    with FakeAnthropic(flaky) as fake:
+        judge = claude_judge(fake, tmp_path, concurrency=1, max_retries=0, breaker_failures=1)
+        with pytest.raises(JudgeUnavailableError):
+            judge.score(demo_request())
+        down[0] = False
+        retried = claude_judge(fake, tmp_path, concurrency=1, breaker_failures=2)
+        verdicts = retried.score(demo_request())
+    assert all(v.status != "UNSCORED" for v in verdicts)
+    assert len(answered) == len(set(answered))  # no answered request was paid twice

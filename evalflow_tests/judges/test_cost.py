@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
 import threading
 from datetime import date
 from pathlib import Path
@@ -220,3 +222,31 @@ def test_budgets_on_one_ledger_see_each_others_calls_in_flight(tmp_path: Path) -
     second.settle(second.reserve(0.3), 0.3)
     first.settle(held, 0.2)
     assert first.spent == pytest.approx(0.5) and second.spent == pytest.approx(0.5)
+
+
+def _reserve_and_die(ledger: str) -> None:
+    Budget(1.0, ledger=Path(ledger)).reserve(0.4)
+    os._exit(0)  # killed mid-call: the reservation is never settled
+
+
+def test_a_dead_processs_calls_in_flight_count_as_spent(tmp_path: Path) -> None:
+    """The API may have answered (and billed) a call whose process was killed: its worst case
+    stays spent, marked estimated, never dropped."""
+    ledger = tmp_path / "budget.json"
+    child = multiprocessing.get_context("spawn").Process(
+        target=_reserve_and_die, args=(str(ledger),)
+    )
+    child.start()
+    child.join(timeout=60)
+    budget = Budget(1.0, ledger=ledger)
+    assert budget.spent == pytest.approx(0.4)
+    assert json.loads(ledger.read_text()) == {"estimated": 0.4, "in_flight": {}, "spent": 0.4}
+    with pytest.raises(BudgetExceededError):
+        budget.reserve(0.7)
+
+
+def test_a_reused_pid_is_not_taken_for_the_holder(tmp_path: Path) -> None:
+    ledger = tmp_path / "budget.json"
+    pid = os.getpid()  # alive, but started at another time than the recorded holder
+    ledger.write_text(json.dumps({"spent": 0.0, "in_flight": {f"{pid}:1:gone": 0.25}}))
+    assert Budget(1.0, ledger=ledger).spent == pytest.approx(0.25)

@@ -1,4 +1,5 @@
-"""The operator resource: one judge budget per framework run, across assets and processes."""
+"""The operator resource: one judge budget per framework run, across assets, processes and
+invocations."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dagster as dg
 import pytest
 
 from evalflow.judges.cost import BudgetExceededError
-from evalflow.pipeline.resources import EvalflowResource
+from evalflow.pipeline.resources import EvalflowResource, budget_ledger
 
 
 def test_no_limit_means_no_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -16,10 +17,13 @@ def test_no_limit_means_no_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert EvalflowResource(warehouse=str(tmp_path)).budget_for("rk") is None
     monkeypatch.setenv("EVALFLOW_MAX_COST_USD", "2")
     budget = EvalflowResource(warehouse=str(tmp_path)).budget_for("rk")
-    assert budget is not None and budget.limit_usd == 2.0 and budget.ledger is None
+    assert budget is not None and budget.limit_usd == 2.0
+    assert budget.ledger == budget_ledger(tmp_path, "rk")
+    unkeyed = EvalflowResource(warehouse=str(tmp_path)).budget_for(None)
+    assert unkeyed is not None and unkeyed.ledger is None
 
 
-def test_assets_of_one_dagster_run_share_one_ledgered_budget(tmp_path: Path) -> None:
+def test_every_run_of_one_run_key_shares_one_ledgered_budget(tmp_path: Path) -> None:
     @dg.asset
     def first(evalflow: EvalflowResource) -> str:
         budget = evalflow.budget_for("rk")
@@ -38,7 +42,13 @@ def test_assets_of_one_dagster_run_share_one_ledgered_budget(tmp_path: Path) -> 
     resource = EvalflowResource(warehouse=str(tmp_path), max_cost_usd=0.5)
     result = dg.materialize([first, second], resources={"evalflow": resource})
     ledger = Path(result.output_for_node("first"))
-    assert ledger.parent == tmp_path / "budgets" / result.run_id
+    assert ledger == budget_ledger(tmp_path, "rk")
     assert result.output_for_node("second") == pytest.approx(0.3)
-    again = dg.materialize([first], resources={"evalflow": resource})
-    assert Path(again.output_for_node("first")).parent.name == again.run_id  # a fresh budget
+    # A later `evalflow run` of the same run key (say after a kill) continues from what was
+    # spent: the limit bounds the run key's total, 0.6 > 0.5 is refused.
+    again = dg.materialize([first], resources={"evalflow": resource}, raise_on_error=False)
+    assert not again.success
+    raised = EvalflowResource(warehouse=str(tmp_path), max_cost_usd=1.0).budget_for("rk")
+    assert raised is not None and raised.spent == pytest.approx(0.3)  # more with a higher limit
+    other = EvalflowResource(warehouse=str(tmp_path), max_cost_usd=0.5).budget_for("rk2")
+    assert other is not None and other.spent == 0.0
