@@ -40,12 +40,14 @@ the SDK's are off so every attempt is budgeted and recorded, a lost one `estimat
 `EVALFLOW_CLAUDE_EFFORT` (unset = model default; low|medium|high|xhigh|max),
 `EVALFLOW_MAX_COST_USD` (unset = no limit), `EVALFLOW_CLAUDE_BATCH` (1 = Message Batches, see
 `batch`), `EVALFLOW_CLAUDE_BATCH_POLL_S` (30). `ANTHROPIC_BASE_URL` is honoured by the SDK.
-The API key is read by the SDK from `ANTHROPIC_API_KEY`; evalflow never reads it into a record,
-verdict, cache entry, log line or exception message (reasons are scrubbed as a second guard).
+The API key comes from `ANTHROPIC_API_KEY` (`registry.require_api_key`: without it, one line and
+exit 2) and goes to the SDK only; evalflow never puts it into a record, verdict, cache entry,
+log line or exception message (reasons are scrubbed as a second guard).
 
-Transport: `ClaudeClient` (client construction, response cache, budget, prices, usage records)
-is shared with the other Claude-backed judges (`claude_plugin`, `claude_mc`,
-`claude_skill_pairwise`, `claude_drafter`); the judge composes one and keeps `client` /
+Transport: every Claude-backed judge (this one, `claude_plugin`, `claude_mc`,
+`claude_skill_pairwise`, `claude_drafter`) derives from `ClaudeBacked`, whose `ClaudeClient`
+(the SDK client from `_make_client`: key, endpoint, timeout, no SDK retries; response cache,
+budget, prices, usage records) is built in that one place; the judge keeps `client` /
 `cache` / `budget` / `prices` as its attributes.
 
 Self-preference (SPEC core rule 4): `same_family(judge_model, author_model)`; when it holds the
@@ -64,7 +66,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -93,6 +95,7 @@ from evalflow.judges.prompt import (
     run_context,
     untrusted,
 )
+from evalflow.judges.registry import require_api_key
 from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
@@ -590,10 +593,14 @@ def _with_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _make_client(
     settings: ClaudeSettings, base_url: str | None, http_client: Any | None
 ) -> anthropic.Anthropic:
+    """The one place a Claude SDK client is built, for every Claude-backed judge."""
     import anthropic
 
+    # No key is the same one line (exit 2) whichever command built the judge, never an SDK
+    # error at the first request; the commands also check it before any work.
+    key = require_api_key("Claude client")
     # evalflow retries itself (`ClaudeClient._send`): every attempt is budgeted and counted.
-    kwargs: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
+    kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0, "timeout": settings.timeout_s}
     if base_url:
         kwargs["base_url"] = base_url
     if http_client is not None:
@@ -619,7 +626,6 @@ class ClaudeClient:
         *,
         prompt_version: str,
         cache_dir: Path | None = None,
-        client: anthropic.Anthropic | None = None,
         base_url: str | None = None,
         http_client: Any | None = None,
         budget: Budget | None = None,
@@ -629,7 +635,7 @@ class ClaudeClient:
         self.prompt_version = prompt_version
         self.prices = prices or load_prices()
         self.prices.price(settings.model)
-        self.client = client or _make_client(settings, base_url, http_client)
+        self.client = _make_client(settings, base_url, http_client)
         self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
         self.breaker = shared_breaker(self.client, settings)
@@ -876,6 +882,38 @@ class ClaudeClient:
         )
 
 
+class ClaudeOptions(TypedDict, total=False):
+    """Where a Claude-backed judge's transport comes from (`ClaudeBacked`)."""
+
+    transport: ClaudeClient  # an existing one: its cache, budget and usage records are shared
+    cache_dir: Path | None
+    base_url: str | None  # a local stand-in in tests; else ANTHROPIC_BASE_URL, else the API
+    http_client: Any | None
+    budget: Budget | None
+    prices: PriceTable | None
+
+
+class ClaudeBacked:
+    """The base of every Claude-backed judge (check judge, drafter, PluginEval judge, Monte
+    Carlo executor, skill pairwise judge): its `transport`, either the one given or a new
+    `ClaudeClient` under the subclass's `prompt_version` — the one way each of them reaches
+    the API (key lookup, endpoint, timeout and retries in `_make_client`)."""
+
+    prompt_version: ClassVar[str]
+
+    def __init__(
+        self, settings: ClaudeSettings | None = None, **options: Unpack[ClaudeOptions]
+    ) -> None:
+        transport = options.pop("transport", None)
+        self.transport = transport or ClaudeClient(
+            settings or ClaudeSettings.from_env(), prompt_version=self.prompt_version, **options
+        )
+
+    def drain_usage(self) -> list[UsageRecord]:
+        """Usage records since the last drain (the pipeline stores them as `judge_usage`)."""
+        return self.transport.drain_usage()
+
+
 CUT_AT_MAX_TOKENS = "answer cut at max_tokens even after one retry with twice the room"
 
 
@@ -993,31 +1031,16 @@ def _problem(exc: ValueError) -> str:
     return str(exc)[:300]
 
 
-class ClaudeJudge:
+class ClaudeJudge(ClaudeBacked):
     """Claude through the official SDK with read-only repository tools (module docstring)."""
 
+    prompt_version = PROMPT_VERSION
+
     def __init__(
-        self,
-        settings: ClaudeSettings | None = None,
-        *,
-        cache_dir: Path | None = None,
-        client: anthropic.Anthropic | None = None,
-        base_url: str | None = None,
-        http_client: Any | None = None,
-        budget: Budget | None = None,
-        prices: PriceTable | None = None,
+        self, settings: ClaudeSettings | None = None, **options: Unpack[ClaudeOptions]
     ) -> None:
-        self.settings = settings or ClaudeSettings.from_env()
-        self.transport = ClaudeClient(
-            self.settings,
-            prompt_version=PROMPT_VERSION,
-            cache_dir=cache_dir,
-            client=client,
-            base_url=base_url,
-            http_client=http_client,
-            budget=budget,
-            prices=prices,
-        )
+        super().__init__(settings, **options)
+        self.settings = self.transport.settings
         # The batch path (`batch`) reads these directly; they are the transport's objects.
         self.prices = self.transport.prices
         self.client = self.transport.client
@@ -1062,10 +1085,6 @@ class ClaudeJudge:
             "tool_limits": s.limits.model_dump(),
             "max_check_usd": s.max_check_usd,
         }
-
-    def drain_usage(self) -> list[UsageRecord]:
-        """Usage records since the last drain (the pipeline stores them as `judge_usage`)."""
-        return self.transport.drain_usage()
 
     def record_usage(self, record: UsageRecord) -> None:
         self.transport.record_usage(record)

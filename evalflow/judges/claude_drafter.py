@@ -30,8 +30,7 @@ an unusable API (`JudgeUnavailableError`) stops the draft with nothing written.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -49,13 +48,14 @@ from evalflow.domain.models import (
 from evalflow.domain.patterns import compile_untrusted
 from evalflow.judges.anthropic_judge import (
     CallSite,
-    ClaudeClient,
+    ClaudeBacked,
+    ClaudeOptions,
     ClaudeSettings,
     ToolAnswerError,
     ask_tool,
 )
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cost import Budget, BudgetExceededError, PriceTable, UsageRecord
+from evalflow.judges.cost import BudgetExceededError
 from evalflow.judges.prompt import untrusted
 from evalflow.repo.snapshot import RepoSnapshot
 
@@ -285,8 +285,10 @@ def verify_probe(
     return f"matches documentation only ({elsewhere[0]})" if elsewhere else "matches nothing"
 
 
-class ClaudeDrafter:
+class ClaudeDrafter(ClaudeBacked):
     """`Drafter` backed by one Claude model (module docstring)."""
+
+    prompt_version = DRAFTER_PROMPT_VERSION
 
     def __init__(
         self,
@@ -295,20 +297,9 @@ class ClaudeDrafter:
         snapshot: RepoSnapshot | None = None,
         test_levels: TestLevelPolicy | None = None,
         anchors: tuple[Anchor, ...] = (),
-        transport: ClaudeClient | None = None,
-        cache_dir: Path | None = None,
-        base_url: str | None = None,
-        budget: Budget | None = None,
-        prices: PriceTable | None = None,
+        **options: Unpack[ClaudeOptions],
     ) -> None:
-        self.transport = transport or ClaudeClient(
-            settings or ClaudeSettings.from_env(),
-            prompt_version=DRAFTER_PROMPT_VERSION,
-            cache_dir=cache_dir,
-            base_url=base_url,
-            budget=budget,
-            prices=prices,
-        )
+        super().__init__(settings, **options)
         self.snapshot = snapshot
         self.test_levels = test_levels or TestLevelPolicy()
         self.name = f"Claude drafter, {self.transport.settings.model}"
@@ -319,9 +310,6 @@ class ClaudeDrafter:
             "cache_control": _EPHEMERAL,
         }
         self._anchors = [{"type": "text", "text": anchors_text(anchors)}] if anchors else []
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return self.transport.drain_usage()
 
     def draft(self, prd: PRD, benchmark: str) -> list[DraftAC]:
         out: list[DraftAC] = []

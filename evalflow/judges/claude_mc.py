@@ -33,7 +33,6 @@ import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,13 +47,13 @@ from evalflow.domain.plugineval.router import (
 )
 from evalflow.judges.anthropic_judge import (
     CallSite,
+    ClaudeBacked,
     ClaudeClient,
-    ClaudeSettings,
     ToolAnswerError,
     ask_tool,
     failure_reason,
 )
-from evalflow.judges.cost import BUDGET_STOP, Budget, BudgetExceededError, PriceTable, UsageRecord
+from evalflow.judges.cost import BUDGET_STOP, BudgetExceededError, UsageRecord
 
 if TYPE_CHECKING:
     from evalflow.domain.plugineval.parser import ParsedSkill
@@ -291,30 +290,11 @@ def build_catalogue(
     return target, others + extra
 
 
-class ClaudeMcFactory:
+class ClaudeMcFactory(ClaudeBacked):
     """`EvalOptions.mc_factory` for Claude: one transport (cache, budget, usage) for every
     skill of a run."""
 
-    def __init__(
-        self,
-        settings: ClaudeSettings | None = None,
-        *,
-        transport: ClaudeClient | None = None,
-        cache_dir: Path | None = None,
-        base_url: str | None = None,
-        http_client: Any | None = None,
-        budget: Budget | None = None,
-        prices: PriceTable | None = None,
-    ) -> None:
-        self.transport = transport or ClaudeClient(
-            settings or ClaudeSettings.from_env(),
-            prompt_version=MC_PROMPT_VERSION,
-            cache_dir=cache_dir,
-            base_url=base_url,
-            http_client=http_client,
-            budget=budget,
-            prices=prices,
-        )
+    prompt_version = MC_PROMPT_VERSION
 
     def __call__(
         self,
@@ -338,6 +318,3 @@ class ClaudeMcFactory:
             run_key=f"plugineval:{name}",
         )
         return backend, prompts
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return self.transport.drain_usage()

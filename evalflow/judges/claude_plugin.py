@@ -32,7 +32,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from evalflow.domain.plugineval.judge_layer import (
     RUBRIC_DIMENSIONS,
@@ -44,13 +44,14 @@ from evalflow.domain.plugineval.judge_layer import (
 )
 from evalflow.judges.anthropic_judge import (
     CallSite,
-    ClaudeClient,
+    ClaudeBacked,
+    ClaudeOptions,
     ClaudeSettings,
     ToolAnswerError,
     ask_tool,
     failure_reason,
 )
-from evalflow.judges.cost import BUDGET_STOP, Budget, BudgetExceededError, PriceTable, UsageRecord
+from evalflow.judges.cost import BUDGET_STOP, Budget, BudgetExceededError, PriceTable
 from evalflow.judges.prompt import UNTRUSTED_CLOSE, UNTRUSTED_OPEN, untrusted
 
 # plugin-judge-2: the model answers only would_trigger (the labels became evalflow's);
@@ -213,33 +214,22 @@ def report_from_tool(payload: Any, prompts: Sequence[str], judge: str) -> JudgeR
     return parse_judge_output(json.dumps(data), judge)
 
 
-class ClaudePluginJudge:
+class ClaudePluginJudge(ClaudeBacked):
     """A `PluginJudge` backed by one Claude model (module docstring)."""
+
+    prompt_version = PLUGIN_PROMPT_VERSION
 
     def __init__(
         self,
         settings: ClaudeSettings | None = None,
         *,
         replica: int = 1,
-        transport: ClaudeClient | None = None,
-        cache_dir: Path | None = None,
-        base_url: str | None = None,
-        http_client: Any | None = None,
-        budget: Budget | None = None,
-        prices: PriceTable | None = None,
         seed: int = 0,
+        **options: Unpack[ClaudeOptions],
     ) -> None:
         if replica < 1:
             raise ValueError("replica numbers start at 1")
-        self.transport = transport or ClaudeClient(
-            settings or ClaudeSettings.from_env(),
-            prompt_version=PLUGIN_PROMPT_VERSION,
-            cache_dir=cache_dir,
-            base_url=base_url,
-            http_client=http_client,
-            budget=budget,
-            prices=prices,
-        )
+        super().__init__(settings, **options)
         self.replica = replica
         self.seed = seed
         model = self.transport.settings.model
@@ -260,9 +250,6 @@ class ClaudePluginJudge:
             "effort": s.effort,
             "strict_tools": s.strict_tools,
         }
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return self.transport.drain_usage()
 
     def judge(self, skill: JudgeInput) -> JudgeReport:
         # Texts only: evalflow's labels and their sources must not reach the model.
@@ -307,16 +294,16 @@ def make_plugin_judges(
     shared = budget if budget is not None else Budget(ClaudeSettings.from_env().max_cost_usd)
     judges: list[ClaudePluginJudge] = []
     for model in dict.fromkeys(models):
-        transport = ClaudeClient(
+        first = ClaudePluginJudge(
             ClaudeSettings.from_env(model=model),
-            prompt_version=PLUGIN_PROMPT_VERSION,
+            seed=seed,
             cache_dir=cache_dir,
             base_url=base_url,
             budget=shared,
             prices=prices,
         )
-        judges += [
-            ClaudePluginJudge(transport=transport, replica=r, seed=seed)
-            for r in range(1, replicas + 1)
+        judges += [first] + [
+            ClaudePluginJudge(transport=first.transport, replica=r, seed=seed)
+            for r in range(2, replicas + 1)
         ]
     return judges

@@ -25,20 +25,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from evalflow.domain.plugineval.elo import JudgeFailure, SkillPair
 from evalflow.domain.ranking.matches import Preference
 from evalflow.judges.anthropic_judge import (
     CallSite,
-    ClaudeClient,
+    ClaudeBacked,
+    ClaudeOptions,
     ClaudeSettings,
     ToolAnswerError,
     ask_tool,
     failure_reason,
 )
-from evalflow.judges.cost import BUDGET_STOP, Budget, BudgetExceededError, PriceTable, UsageRecord
+from evalflow.judges.cost import BUDGET_STOP, BudgetExceededError
 from evalflow.judges.prompt import UNTRUSTED_CLOSE, UNTRUSTED_OPEN, untrusted
 
 SKILL_PAIRWISE_PROMPT_VERSION = "skill-pairwise-1"
@@ -109,29 +109,15 @@ def _reason(exc: Exception) -> str:
     return failure_reason(exc)
 
 
-class ClaudeSkillPairwiseJudge:
+class ClaudeSkillPairwiseJudge(ClaudeBacked):
     """`SkillPairwiseJudge` backed by one Claude model (module docstring)."""
 
+    prompt_version = SKILL_PAIRWISE_PROMPT_VERSION
+
     def __init__(
-        self,
-        settings: ClaudeSettings | None = None,
-        *,
-        transport: ClaudeClient | None = None,
-        cache_dir: Path | None = None,
-        base_url: str | None = None,
-        http_client: Any | None = None,
-        budget: Budget | None = None,
-        prices: PriceTable | None = None,
+        self, settings: ClaudeSettings | None = None, **options: Unpack[ClaudeOptions]
     ) -> None:
-        self.transport = transport or ClaudeClient(
-            settings or ClaudeSettings.from_env(),
-            prompt_version=SKILL_PAIRWISE_PROMPT_VERSION,
-            cache_dir=cache_dir,
-            base_url=base_url,
-            http_client=http_client,
-            budget=budget,
-            prices=prices,
-        )
+        super().__init__(settings, **options)
         self.name = f"anthropic:{self.transport.settings.model}"
         self.concurrency = self.transport.settings.concurrency
         self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
@@ -162,6 +148,3 @@ class ClaudeSkillPairwiseJudge:
         workers = max(1, min(self.concurrency, len(pairs)))
         with ThreadPoolExecutor(workers, thread_name_prefix="claude-skill-pairwise") as pool:
             return list(pool.map(one, pairs))
-
-    def drain_usage(self) -> list[UsageRecord]:
-        return self.transport.drain_usage()

@@ -38,16 +38,20 @@ PANEL_MEMBERS = ("heuristic", "anthropic", "openai", "hybrid")
 MAX_PANEL = 3  # k = 3 runs: a fourth member would never vote
 
 
-def require_api_key(where: str) -> None:
-    """The one check every Claude-backed command makes before its first call: no key is one
-    line and exit 2 (the same words everywhere), never an SDK error deep inside the run."""
-    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+def require_api_key(where: str) -> str:
+    """The Claude API key: the one check every Claude-backed command makes before its first
+    call, and the one lookup the SDK client is built with (`anthropic_judge._make_client`).
+    No key is one line and exit 2 (the same words everywhere), never an SDK error deep inside
+    the run."""
+    key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    if not key:
         raise InputError(
             "ANTHROPIC_API_KEY is not set",
             where=where,
             fix="export ANTHROPIC_API_KEY=<your key>, or work offline without one (--judge "
             "heuristic, --drafter offline, no anthropic option)",
         )
+    return key
 
 
 def panel_members(name: str) -> tuple[str, ...] | None:

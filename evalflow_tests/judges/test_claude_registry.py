@@ -48,3 +48,37 @@ def test_labels_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(make_judge("labels", labels_path=path), LabelsJudge)
     monkeypatch.setenv(LABELS_ENV, str(path))
     assert make_judge("labels").judge_id == "labels:gold"
+
+
+def test_every_claude_backed_judge_needs_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built directly (not through `make_judge` or a command's early check), each of the
+    five still stops with the same one line at construction, before any request."""
+    from evalflow.judges.claude_drafter import ClaudeDrafter
+    from evalflow.judges.claude_mc import ClaudeMcFactory
+    from evalflow.judges.claude_plugin import ClaudePluginJudge, make_plugin_judges
+    from evalflow.judges.claude_skill_pairwise import ClaudeSkillPairwiseJudge
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for build in (
+        lambda: ClaudeJudge(cache_dir=tmp_path),
+        lambda: ClaudeDrafter(cache_dir=tmp_path),
+        lambda: ClaudeMcFactory(cache_dir=tmp_path),
+        lambda: ClaudePluginJudge(cache_dir=tmp_path),
+        lambda: make_plugin_judges(["claude-sonnet-5-5"], 2, cache_dir=tmp_path),
+        lambda: ClaudeSkillPairwiseJudge(cache_dir=tmp_path),
+    ):
+        with pytest.raises(InputError) as err:
+            build()
+        assert err.value.one_line().startswith("Claude client: ANTHROPIC_API_KEY is not set")
+        assert "\n" not in err.value.one_line()
+
+
+def test_replicas_share_one_transport(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalflow.judges.claude_plugin import make_plugin_judges
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    judges = make_plugin_judges(["claude-sonnet-5-5"], 3, cache_dir=tmp_path)
+    assert [j.replica for j in judges] == [1, 2, 3]
+    assert len({id(j.transport) for j in judges}) == 1
