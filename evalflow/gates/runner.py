@@ -6,7 +6,8 @@ Per commit evaluated (head, and base only when a failing gate needs the comparis
    worktree, which would write into the evaluated repository's ``.git``;
 2. **setup** (manifest ``setup:``, else the benchmark's ``_benchmark.yaml``; ``auto`` picks the
    standard install from the lockfiles, `evalflow.domain.gates.auto_setup`): runs once, in
-   the clone, with network, the dependency download cache writable (keyed by the lockfile
+   the clone, with HTTPS to the package registries only (`sandbox.REGISTRIES`, through
+   evalflow's proxy), the dependency download cache writable (keyed by the lockfile
    digests, under the warehouse work dir). It is its own result row; when it does not pass,
    every gate is ``not-run`` (category ``setup``) with the setup's attempt as probe;
 3. the gates (build, lint, unit, e2e, in that order) run one after another in that same clone,

@@ -14,7 +14,7 @@ A gate runs code an AI agent wrote, so it is treated as hostile. With full isola
   (the host's root can open those for writing, and a read-only mount does not stop writes to
   a device). ``hidden`` paths (warehouse, benchmark, caches, the evaluated repository)
   are covered by an empty read-only tmpfs, and so is ``/run`` (host daemons' Unix sockets: a
-  read-only mount does not stop ``connect()``) unless ``network=True``; ``read_only`` paths are
+  read-only mount does not stop ``connect()``); ``read_only`` paths are
   bound back read-only even under a hidden path. The clone usually lies under ``/tmp``: the
   new tmpfs is filled on a staging directory and then moved onto ``/tmp``.
 - **Locked mounts**: the command itself runs in a second, nested user and mount namespace, so
@@ -23,8 +23,11 @@ A gate runs code an AI agent wrote, so it is treated as hostile. With full isola
 - **Processes**: a PID namespace with its own ``/proc`` (evalflow's ``/proc/<pid>/environ``
   is unreachable); when it ends, every process it started dies with it.
 - **Network**: none (a fresh network namespace with a downed loopback, no abstract Unix
-  sockets of the host). ``network=True`` keeps the host's network; it is meant only for the
-  dependency set-up step.
+  sockets of the host). ``network=True`` (the dependency set-up step) keeps that empty
+  namespace and adds one way out: `_RELAY` on its loopback forwards to evalflow's
+  `_RegistryProxy` on a Unix socket, which tunnels HTTPS only to `REGISTRIES`; the installers
+  find it through ``HTTPS_PROXY`` and friends. Host loopback services, Unix sockets under
+  ``/run`` and ``/tmp``, abstract sockets and every other host stay unreachable.
 - **Environment**: an allow-list (`gate_env`), never a deny-list; output is masked with every
   secret-looking value of evalflow's own environment (`secret_values`), including passwords
   inside URLs.
@@ -46,7 +49,8 @@ What is *not* protected:
 - ``RLIMIT_DATA`` bounds each process, not their sum; ``RLIMIT_NPROC`` does not bind a host
   root (the kernel exempts uid 0), so without a pids cgroup a fork bomb is stopped only by the
   timeout. `Isolation.missing` names such gaps.
-- With ``network=True`` host services on localhost and abstract Unix sockets are reachable.
+- A Unix socket file outside ``/run`` and ``/tmp`` that the gate can see stays connectable.
+- Without a mount namespace ``network=True`` keeps the host's whole network.
 - Without namespaces (`Isolation.missing` lists them) only the timeout, the rlimits and the
   allow-listed environment remain; the read-only guard then checks the evaluated repository
   after the fact. The namespaces are a kernel boundary, not a VM: a kernel exploit escapes.
@@ -65,12 +69,14 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, quote_plus
@@ -117,6 +123,63 @@ _ALLOC_FAILED = re.compile(
     rb"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|ENOMEM", re.IGNORECASE
 )
 _OUTPUT_WINDOW = 64 * 1024
+# What setup may reach: HTTPS (CONNECT) to the package registries `auto_setup`'s installers use
+# (PyPI and its file host for pip/uv, npm's and yarn's registries for npm/pnpm/yarn).
+REGISTRIES = frozenset(
+    (host, 443)
+    for host in ("pypi.org", "files.pythonhosted.org", "registry.npmjs.org", "registry.yarnpkg.com")
+)
+# Setup's own network namespace is empty: its installers reach `REGISTRIES` through the relay
+# on this port of its loopback (each namespace has its own, so the port cannot clash).
+RELAY_PORT = 3128
+_PROXY = f"http://127.0.0.1:{RELAY_PORT}"
+_PROXY_ENV = {
+    **dict.fromkeys(
+        ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"),
+        _PROXY,
+    ),
+    "npm_config_proxy": _PROXY,
+    "npm_config_https_proxy": _PROXY,
+    "NO_PROXY": "",
+    "no_proxy": "",
+    "npm_config_noproxy": "",
+}
+_HEADER_LIMIT = 8192
+_CONNECT_TIMEOUT_S = 30
+
+# The setup's one way out of its empty network namespace, run there by evalflow's interpreter
+# (no single quote: it sits in the launcher's quotes): every TCP connection to 127.0.0.1 is
+# relayed to evalflow's registry proxy on the Unix socket argv[1]. It listens before the
+# launcher goes on (the parent exits only then) and dies with the PID namespace.
+_RELAY = f"""
+import os, socket, sys, threading
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", {RELAY_PORT}))
+server.listen(64)
+if os.fork():
+    os._exit(0)
+def pump(source, sink):
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    try:
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+while True:
+    client, _ = server.accept()
+    proxy = socket.socket(socket.AF_UNIX)
+    try:
+        proxy.connect(sys.argv[1])
+    except OSError:
+        client.close()
+        continue
+    for source, sink in ((client, proxy), (proxy, client)):
+        threading.Thread(target=pump, args=(source, sink), daemon=True).start()
+"""
 
 # Runs as PID 1 of the new namespaces (dash-compatible; arguments are tagged ``kind:path``):
 # 1. a tmpfs on the staging directory; every path to re-expose is bound into it (``.keep``)
@@ -135,7 +198,8 @@ _OUTPUT_WINDOW = 64 * 1024
 #    tmpfs made read-only, the scratch directories (HOME, TMPDIR) made writable in /tmp; with
 #    ``loopback:<python>``, the loopback of the gate's own network namespace brought up
 #    (SIOCSIFFLAGS IFF_UP|IFF_RUNNING by evalflow's interpreter) for a `run` probe's server and
-#    client — here, because the nested user namespace has no CAP_NET_ADMIN over it;
+#    client — here, because the nested user namespace has no CAP_NET_ADMIN over it; with
+#    ``relay:<socket>`` (setup) also `_RELAY` on 127.0.0.1, forked into the background;
 # 5. the command runs in a nested user + mount namespace (which locks every mount above),
 #    reports set-up success through fd 3 (the private pipe, then closed) and gets /dev/null as
 #    stdin. Afterwards the free space of /tmp is reported through the same pipe.
@@ -143,6 +207,7 @@ _OUTPUT_WINDOW = 64 * 1024
 _LAUNCHER = r"""
 mount=$1 unshare=$2 cmd=$3 cwd=$4 stage=$5 size=$6; shift 6
 fail() { printf 'evalflow sandbox: %s\n' "$*" >&2; exit 125; }
+relay='@RELAY@'
 "$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-tmp "$stage" || fail "tmpfs on $stage"
 mkdir "$stage/.keep" || fail "mkdir $stage/.keep"
 i=0
@@ -201,9 +266,14 @@ for a do case $a in scratch:*)
   rm -f "$p/.evalflow-w"
 esac; done
 for a do case $a in loopback:*)
-  "${a#loopback:}" -c 'import fcntl, socket, struct; fcntl.ioctl(socket.socket(
+  py=${a#loopback:}
+  "$py" -c 'import fcntl, socket, struct; fcntl.ioctl(socket.socket(
     socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH", b"lo", 0x41))' \
     || fail "cannot bring up the loopback interface"
+esac; done
+for a do case $a in relay:*)
+  "$py" -I -S -c "$relay" "${a#relay:}" </dev/null >/dev/null 2>&1 3>&- \
+    || fail "cannot start the registry relay"
 esac; done
 cd "$cwd" && unset OLDPWD || fail "cannot enter $cwd"
 exec 3>&0 </dev/null
@@ -212,7 +282,7 @@ exec 3>&0 </dev/null
 rc=$?
 stat -f -c "tmp %a %b" /tmp >&3 2>/dev/null
 exit $rc
-"""
+""".replace("@RELAY@", _RELAY)
 # Without a mount namespace: only signal that the command started.
 _PLAIN_LAUNCHER = 'printf ready >&0 && exec /bin/sh -c "$1" </dev/null\n'
 
@@ -716,6 +786,116 @@ def _probe(candidate: Isolation) -> tuple[bool, str]:
         return run.started and run.exit_code == 0, reason
 
 
+# --- the registry proxy of setup ---------------------------------------------------------
+
+
+_REFUSED = (
+    b"HTTP/1.1 403 Forbidden by evalflow: setup reaches only the package registries "
+    b"over HTTPS\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+)
+
+
+def _connect_target(request: bytes) -> tuple[str, int] | None:
+    """(host, port) of an HTTP ``CONNECT host:port`` request head, else None."""
+    parts = request.split(b"\r\n", 1)[0].split()
+    if len(parts) != 3 or parts[0] != b"CONNECT":
+        return None
+    host, _, port = parts[1].decode("ascii", "replace").rpartition(":")
+    if not port.isdigit():
+        return None
+    return host.lower().rstrip("."), int(port)
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+class _RegistryProxy:
+    """An HTTP CONNECT proxy on a Unix socket that tunnels only to `allowed` (host, port).
+
+    It is setup's only way out of its empty network namespace (through `_RELAY`): the host's
+    loopback services, Unix and abstract sockets, link-local metadata services and every other
+    host stay unreachable. The tunnel carries TLS end to end; evalflow resolves the name.
+    """
+
+    def __init__(self, directory: Path, allowed: Collection[tuple[str, int]]) -> None:
+        self.path = directory / "s"
+        self._allowed = frozenset(allowed)
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(self.path))
+        self._server.listen(64)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.add(sock)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            self._track(client)
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: socket.socket) -> None:
+        upstream = None
+        try:
+            client.settimeout(_CONNECT_TIMEOUT_S)
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) <= _HEADER_LIMIT:
+                chunk = client.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            request, _, rest = head.partition(b"\r\n\r\n")
+            target = _connect_target(request)
+            if target not in self._allowed:
+                client.sendall(_REFUSED)
+                return
+            upstream = socket.create_connection(target, timeout=_CONNECT_TIMEOUT_S)
+            self._track(upstream)
+            client.settimeout(None)
+            upstream.settimeout(None)
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if rest:
+                upstream.sendall(rest)
+            back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+            back.start()
+            _pump(client, upstream)
+            back.join()
+        except OSError:
+            pass
+        finally:
+            for sock in (client, upstream):
+                if sock is not None:
+                    sock.close()
+                    with self._lock:
+                        self._open.discard(sock)
+
+    def close(self) -> None:
+        """Stop accepting and end every tunnel still open (shutdown wakes blocked threads)."""
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._server.close()
+        with self._lock:
+            still_open = list(self._open)
+        for sock in still_open:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
 # --- running one command -----------------------------------------------------------------
 
 
@@ -809,20 +989,25 @@ def _launch_args(
     read_only: Sequence[Path],
     network: bool,
     loopback: bool,
+    registry: Path | None,
 ) -> list[str]:
-    prefix = [flag for flag in isolation.prefix if not (network and flag == "--net")]
+    host_network = network and registry is None
+    prefix = [flag for flag in isolation.prefix if not (host_network and flag == "--net")]
     if not isolation.read_only_root:
         return [*prefix, _SH, "-c", _PLAIN_LAUNCHER, "evalflow-gate", command]
     mount_points = dict.fromkeys(point for point, _, _ in _mountinfo())
-    hide = [*hidden, *(() if network else (Path("/run"),))]
+    hide = [*hidden, *(() if host_network else (Path("/run"),))]
+    relay = () if registry is None else (f"keep-ro:{registry.parent}", f"relay:{registry}")
     scratch = dict.fromkeys(env[name] for name in _SCRATCH_VARS if env.get(name))
     tagged = [
         *(f"ro:{point}" for point in mount_points),
         *(f"keep-rw:{p}" for p in dict.fromkeys(str(Path(p).resolve()) for p in (cwd, *writable))),
         *(f"keep-ro:{Path(p).resolve()}" for p in read_only),
+        *relay[:1],
         *(f"hide:{Path(p).resolve()}" for p in hide),
         *(f"scratch:{p}" for p in scratch),
-        *((f"loopback:{sys.executable}",) if loopback and not network else ()),
+        *((f"loopback:{sys.executable}",) if (loopback or relay) and not host_network else ()),
+        *relay[1:],
     ]
     return [
         *prefix,
@@ -895,10 +1080,13 @@ def execute(
     `log` is created by evalflow (truncated, never followed if it is a symlink) and should lie
     outside every path the gate can write. `cwd` and `writable` are the only writable host
     paths; `hidden` paths are invisible; `read_only` paths are re-exposed read-only even under
-    a hidden path; `network=True` keeps the host network (dependency set-up only);
-    `loopback=True` brings up the loopback interface of the command's own network namespace
-    (a server and its client inside one sandbox). Without full isolation those path and
-    network arguments have no effect (`Isolation.missing` says so).
+    a hidden path; `network=True` (dependency set-up only) lets the command reach
+    `REGISTRIES` and nothing else: it keeps its own empty network namespace, whose loopback
+    relays to a `_RegistryProxy` evalflow runs for this call, and gets the proxy variables
+    (``HTTPS_PROXY``, ``npm_config_https_proxy`` …) on top of `env`; `loopback=True` brings
+    up the loopback interface of the command's own network namespace (a server and its client
+    inside one sandbox). Without full isolation those path arguments have no effect and
+    `network=True` keeps the host network (`Isolation.missing` says so).
 
     `Execution.limit_hit` is set only for a run that failed or timed out, checked in this order:
     ``memory`` when the gate's cgroup counted an OOM kill and ``processes`` when its pids
@@ -913,6 +1101,14 @@ def execute(
     hit, or imitate, any limit on purpose.
     """
     stage = Path(tempfile.mkdtemp(prefix=".evalflow-stage-", dir=log.parent))
+    # A short path of its own: a Unix socket path has at most 107 bytes.
+    proxy = (
+        _RegistryProxy(Path(tempfile.mkdtemp(prefix="evalflow-registry-")).resolve(), REGISTRIES)
+        if network and isolation.read_only_root
+        else None
+    )
+    if proxy is not None:
+        env = {**env, **_PROXY_ENV}
     ready_read, ready_write = os.pipe()
     cgroups = _Cgroups(isolation, limits)
     pairs = _limit_pairs(
@@ -921,21 +1117,22 @@ def execute(
         rlimit_memory=cgroups.memory is None,
         rlimit_processes=cgroups.pids is None,
     )
-    argv = _launch_args(
-        isolation,
-        command=command,
-        cwd=cwd,
-        env=env,
-        stage=stage,
-        limits=limits,
-        writable=writable,
-        hidden=hidden,
-        read_only=read_only,
-        network=network,
-        loopback=loopback,
-    )
-    started = time.monotonic()
     try:
+        argv = _launch_args(
+            isolation,
+            command=command,
+            cwd=cwd,
+            env=env,
+            stage=stage,
+            limits=limits,
+            writable=writable,
+            hidden=hidden,
+            read_only=read_only,
+            network=network,
+            loopback=loopback,
+            registry=None if proxy is None else proxy.path,
+        )
+        started = time.monotonic()
         try:
             fd = os.open(
                 log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
@@ -977,6 +1174,10 @@ def execute(
         cgroups.close()
         with contextlib.suppress(OSError):
             stage.rmdir()
+        if proxy is not None:
+            proxy.close()
+            with contextlib.suppress(OSError):
+                proxy.path.parent.rmdir()
     return Execution(
         exit_code=exit_code,
         timed_out=not exited,

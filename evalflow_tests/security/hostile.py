@@ -199,6 +199,30 @@ def connect_gate(port: int) -> str:
     return f"python3 -c {shlex.quote(script)}"
 
 
+def host_socket_gate(port: int, unix_path: str, abstract_name: str) -> str:
+    """Connect to a host service on TCP 127.0.0.1, a Unix socket path and an abstract Unix
+    socket, directly and (TCP) through the registry relay's CONNECT; print what happened."""
+    script = (
+        "import socket\n"
+        "def attempt(name, family, address, request=b''):\n"
+        "    try:\n"
+        "        s = socket.socket(family)\n"
+        "        s.settimeout(3)\n"
+        "        s.connect(address)\n"
+        "        s.sendall(request or b'evalflow-escaped')\n"
+        "        answer = s.recv(200) if request else b''\n"
+        "        print(name, 'refused' if b' 403 ' in answer else 'connected')\n"
+        "    except OSError as exc:\n"
+        "        print(name, 'blocked', exc)\n"
+        f"attempt('tcp', socket.AF_INET, ('127.0.0.1', {port}))\n"
+        f"attempt('unix', socket.AF_UNIX, {unix_path!r})\n"
+        f"attempt('abstract', socket.AF_UNIX, '\\0' + {abstract_name!r})\n"
+        "attempt('relay', socket.AF_INET, ('127.0.0.1', 3128),\n"
+        f"        b'CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n')\n"
+    )
+    return f"python3 -c {shlex.quote(script)}"
+
+
 def environ_gate() -> str:
     """Dump every environment this gate can read: its own and every visible /proc/*/environ."""
     return (

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from evalflow_tests.security.hostile import (
     escape_gate,
     fill_disk,
     fork_bomb,
+    host_socket_gate,
 )
 
 ISOLATION = probe_isolation()
@@ -316,3 +318,116 @@ def test_a_gate_sees_only_a_private_minimal_dev(host: Host) -> None:
     assert set(lines["entries"].split()) == _PRIVATE_DEV | _PRIVATE_DEV_LINKS
     assert {Path(p).name for p in lines["links"].split()} == _PRIVATE_DEV_LINKS
     assert output.splitlines()[-3:] == ["4", "shared", "ro"]
+
+
+@dataclass
+class HostServices:
+    """Services of the host a setup must not reach: TCP on 127.0.0.1, a Unix socket under
+    /run, an abstract Unix socket. Each counts the connections it accepted."""
+
+    tcp: socket.socket
+    unix: socket.socket
+    abstract: socket.socket
+    unix_path: Path
+    abstract_name: str
+
+    def accepted(self) -> list[str]:
+        found = []
+        for name in ("tcp", "unix", "abstract"):
+            try:
+                getattr(self, name).accept()[0].close()
+                found.append(name)
+            except BlockingIOError:
+                continue
+        return found
+
+
+@pytest.fixture
+def services() -> Iterator[HostServices]:
+    tag = uuid.uuid4().hex[:12]
+    unix_path = Path("/run") / f"evalflow-test-{tag}.sock"
+    sockets = []
+    try:
+        for family, address in (
+            (socket.AF_INET, ("127.0.0.1", 0)),
+            (socket.AF_UNIX, str(unix_path)),
+            (socket.AF_UNIX, f"\0evalflow-test-{tag}"),
+        ):
+            sock = socket.socket(family)
+            sockets.append(sock)
+            sock.bind(address)
+            sock.listen()
+            sock.setblocking(False)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        pytest.skip(f"cannot listen on a host socket under /run: {exc}")
+    try:
+        yield HostServices(*sockets, unix_path, f"evalflow-test-{tag}")
+    finally:
+        for sock in sockets:
+            sock.close()
+        unix_path.unlink(missing_ok=True)
+
+
+def test_setup_reaches_no_host_socket(host: Host, services: HostServices) -> None:
+    attack = host_socket_gate(
+        services.tcp.getsockname()[1], str(services.unix_path), services.abstract_name
+    )
+    # The control: the same program outside evalflow reaches all three.
+    done = subprocess.run(
+        attack, shell=True, capture_output=True, text=True, timeout=30, check=True
+    )
+    assert [line for line in done.stdout.splitlines() if "connected" in line][:3] == [
+        "tcp connected",
+        "unix connected",
+        "abstract connected",
+    ], done.stdout + done.stderr
+    assert services.accepted() == ["tcp", "unix", "abstract"]
+    run, output = host.run(attack, network=True)
+    assert run.started and run.exit_code == 0, output
+    outcome = {line.split()[0]: line.split()[1] for line in output.splitlines() if line.strip()}
+    assert outcome == {
+        "tcp": "blocked",
+        "unix": "blocked",
+        "abstract": "blocked",
+        "relay": "refused",
+    }, output
+    assert services.accepted() == []
+
+
+def test_setup_reaches_an_allowed_registry_through_the_relay(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as registry:
+        registry.bind(("127.0.0.1", 0))
+        registry.listen()
+        port = registry.getsockname()[1]
+        # Offline stand-in for pypi.org:443: the proxy allows exactly this name and port.
+        monkeypatch.setattr(sandbox_module, "REGISTRIES", frozenset({("localhost", port)}))
+
+        def answer() -> None:
+            conn, _ = registry.accept()
+            with conn:
+                conn.sendall(b"registry:" + conn.recv(100))
+
+        server = threading.Thread(target=answer, daemon=True)
+        server.start()
+        script = (
+            "import os, socket\n"
+            "s = socket.create_connection(('127.0.0.1', 3128), timeout=10)\n"
+            f"s.sendall(b'CONNECT localhost:{port} HTTP/1.1\\r\\n\\r\\n')\n"
+            "print(s.recv(100).split(b'\\r\\n')[0].decode())\n"
+            "s.sendall(b'ping')\n"
+            "print(s.recv(100).decode())\n"
+            "print(os.environ['HTTPS_PROXY'], os.environ['npm_config_https_proxy'])\n"
+        )
+        (host.clone / "fetch.py").write_text(script)
+        run, output = host.run("python fetch.py", network=True)
+        server.join(timeout=10)
+    assert run.exit_code == 0, output
+    assert output.splitlines() == [
+        "HTTP/1.1 200 Connection established",
+        "registry:ping",
+        "http://127.0.0.1:3128 http://127.0.0.1:3128",
+    ]
