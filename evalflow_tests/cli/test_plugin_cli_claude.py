@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalflow.cli.plugin import plugin
-from evalflow.judges.claude_mc import OUTPUT_TOOL_NAME, ROUTE_TOOL_NAME
+from evalflow.judges.claude_mc import GRADE_TOOL_NAME, OUTPUT_TOOL_NAME, ROUTE_TOOL_NAME
 from evalflow.judges.claude_plugin import REPORT_TOOL_NAME
 from evalflow_tests.judges.fake_anthropic import TEST_KEY, FakeAnthropic, Reply, Turn, tool_use
 
@@ -33,7 +33,7 @@ def invoke(*args: object):
 
 
 def respond(turn: Turn) -> Reply:
-    """Every Claude call the plugin commands make: judge report, routing, output."""
+    """Every Claude call the plugin commands make: judge report, routing, output, grade."""
     tool = turn.body["tools"][0]["name"]
     text = "\n".join(b.get("text", "") for b in turn.body["messages"][0]["content"])
     if tool == REPORT_TOOL_NAME:
@@ -56,9 +56,10 @@ def respond(turn: Turn) -> Reply:
         ids = dict(re.findall(r"^- (skill-\d+): (\S+) — ", text, re.MULTILINE))
         target = next((sid for sid, name in ids.items() if "spec-writer" in name), "none")
         return Reply([tool_use(ROUTE_TOOL_NAME, {"skill_id": target}, turn)])
-    assert tool == OUTPUT_TOOL_NAME
-    payload = {"output": "spec.md", "quality": 0.75}
-    return Reply([tool_use(OUTPUT_TOOL_NAME, payload, turn)], output_tokens=400)
+    if tool == OUTPUT_TOOL_NAME:
+        return Reply([tool_use(OUTPUT_TOOL_NAME, {"output": "spec.md"}, turn)], output_tokens=400)
+    assert tool == GRADE_TOOL_NAME
+    return Reply([tool_use(GRADE_TOOL_NAME, {"quality": 0.75}, turn)])
 
 
 @pytest.mark.parametrize(
