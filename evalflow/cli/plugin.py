@@ -7,7 +7,11 @@ threshold 70"), 2 bad input or usage, or a requested judge that gave no valid an
 stderr line per such skill; the report is still printed, its judge layer null), 3 internal
 failure. `--output json-lines` prints one
 per-skill JSON object a line (the same object as single-skill `--output json`), so a CI
-gate reads `['composite']['score']` or `['passed']` per skill in batch mode too. `certify`
+gate reads `['composite']['score']` or `['passed']` per skill in batch mode too; `--output
+markdown` is `md`, `--output html` one self-contained page, `--verbose` adds detail to both
+(the public tool's flags; `--concurrency N` bounds concurrent Claude calls). A directory of
+skills adds each plugin's plugin-level score. `compare` takes score's `--threshold`,
+`--corpus-dir`, `--runs`, `--seed` for both skills. `certify`
 without a judge and a real Monte Carlo backend says on stderr that it cannot certify beyond
 the measured layers.
 
@@ -26,7 +30,9 @@ Also runnable as `python -m evalflow.cli.plugin`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,8 +46,11 @@ from evalflow.domain.plugineval.report import (
     BIDI_CONTROLS,
     batch_dict,
     compare_dict,
+    render_batch_html,
     render_batch_markdown,
+    render_compare_html,
     render_compare_markdown,
+    render_html,
     render_markdown,
     report_dict,
     terminal_safe,
@@ -85,8 +94,35 @@ class _Llm:
         )
 
 
+_CONCURRENCY_VAR = "EVALFLOW_CLAUDE_CONCURRENCY"
+MAX_CONCURRENCY = 64
+
+
+@contextmanager
+def _concurrency_env(concurrency: int | None) -> Iterator[None]:
+    """`make_plugin_judges` reads its settings from the environment, so --concurrency reaches
+    it there, for the construction only (the previous value is put back)."""
+    if concurrency is None:
+        yield
+        return
+    before = os.environ.get(_CONCURRENCY_VAR)
+    os.environ[_CONCURRENCY_VAR] = str(concurrency)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[_CONCURRENCY_VAR]
+        else:
+            os.environ[_CONCURRENCY_VAR] = before
+
+
 def _llm(
-    judge: str, judge_models: tuple[str, ...], judges_per_model: int, mc_backend: str, seed: int
+    judge: str,
+    judge_models: tuple[str, ...],
+    judges_per_model: int,
+    mc_backend: str,
+    seed: int,
+    concurrency: int | None = None,
 ) -> _Llm:
     """Build the selected Claude judges / Monte Carlo backend (imports only when selected)."""
     if judge != "anthropic" and (judge_models or judges_per_model != 1):
@@ -95,6 +131,11 @@ def _llm(
         )
     if judges_per_model < 1:
         raise InputError("--judges must be at least 1", where="--judges")
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise InputError(
+            f"--concurrency must be between 1 and {MAX_CONCURRENCY}, got {concurrency}",
+            where="--concurrency",
+        )
     from evalflow.judges.registry import require_api_key
 
     if judge == "anthropic":
@@ -107,7 +148,8 @@ def _llm(
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.cost import Budget
 
-    claude = ClaudeSettings.from_env()
+    over = {} if concurrency is None else {"concurrency": concurrency}
+    claude = ClaudeSettings.from_env(**over)
     warehouse = settings.warehouse()
     cache_dir = warehouse.workdir / "cache"
     budget = Budget(claude.max_cost_usd)
@@ -115,20 +157,21 @@ def _llm(
     if judge == "anthropic":
         from evalflow.judges.claude_plugin import make_plugin_judges
 
-        out.judges = tuple(
-            make_plugin_judges(
-                judge_models or (claude.model,),
-                judges_per_model,
-                cache_dir=cache_dir,
-                budget=budget,
-                seed=seed,
+        with _concurrency_env(concurrency):
+            out.judges = tuple(
+                make_plugin_judges(
+                    judge_models or (claude.model,),
+                    judges_per_model,
+                    cache_dir=cache_dir,
+                    budget=budget,
+                    seed=seed,
+                )
             )
-        )
         out.transports += list({id(j.transport): j.transport for j in out.judges}.values())
         from evalflow.judges.claude_skill_pairwise import ClaudeSkillPairwiseJudge
 
         out.pairwise = ClaudeSkillPairwiseJudge(
-            ClaudeSettings.from_env(model=(judge_models or (claude.model,))[0]),
+            ClaudeSettings.from_env(model=(judge_models or (claude.model,))[0], **over),
             cache_dir=cache_dir,
             budget=budget,
         )
@@ -160,23 +203,23 @@ def _dump(obj: Any) -> str:
 
 
 def _output_format(output: str, as_json: bool) -> str:
-    return "json" if as_json else output
+    """The format asked for; `markdown` is the public tool's name for `md`."""
+    if as_json:
+        return "json"
+    return "md" if output == "markdown" else output
 
 
-def _run_score(
+def _eval_options(
     ctx: click.Context,
-    path: Path,
     depth: str,
-    output: str,
-    threshold: float | None,
     corpus_dir: Path | None,
     runs: int,
     seed: int,
-    certify: bool,
     llm: _Llm,
-    compat: str | None = None,
-    pairwise_opponents: int = 8,
-) -> None:
+    compat: str | None,
+    pairwise_opponents: int,
+) -> EvalOptions:
+    """What `score`, `certify` and `compare` share: the layers, the corpus and its Elo."""
     if runs <= 0:
         raise InputError("--runs must be positive", where="--runs")
     if pairwise_opponents < 1:
@@ -199,7 +242,7 @@ def _run_score(
 
             reader = corpus_skill_reader(corpus_dir, corpus)
             pairwise = PairwiseSetup(llm.pairwise, reader, pairwise_opponents)
-    options = EvalOptions(
+    return EvalOptions(
         depth=depth,
         judges=(*_judges(ctx), *llm.judges),
         runs=runs,
@@ -209,6 +252,24 @@ def _run_score(
         compat=compat,
         pairwise=pairwise,
     )
+
+
+def _run_score(
+    ctx: click.Context,
+    path: Path,
+    depth: str,
+    output: str,
+    threshold: float | None,
+    corpus_dir: Path | None,
+    runs: int,
+    seed: int,
+    certify: bool,
+    llm: _Llm,
+    compat: str | None = None,
+    pairwise_opponents: int = 8,
+    verbose: bool = False,
+) -> None:
+    options = _eval_options(ctx, depth, corpus_dir, runs, seed, llm, compat, pairwise_opponents)
     try:
         evaluations, is_batch = evaluate_path(path, options)
     finally:
@@ -218,9 +279,18 @@ def _run_score(
         _emit("".join(_json(r) + "\n" for r in reports))
     elif is_batch:
         batch = batch_dict(reports, threshold)
-        _emit(_dump(batch) if output == "json" else render_batch_markdown(batch))
+        if output == "json":
+            _emit(_dump(batch))
+        elif output == "html":
+            _emit(render_batch_html(batch, verbose=verbose))
+        else:
+            _emit(render_batch_markdown(batch, verbose=verbose))
+    elif output == "json":
+        _emit(_dump(reports[0]))
+    elif output == "html":
+        _emit(render_html(reports[0], verbose=verbose))
     else:
-        _emit(_dump(reports[0]) if output == "json" else render_markdown(reports[0]))
+        _emit(render_markdown(reports[0], verbose=verbose))
     if not certify and any(_no_judge(r) for r in reports):
         # The default depth includes the judge layer: never leave it null without saying so.
         click.echo(_NO_JUDGE_LINE, err=True)
@@ -277,18 +347,25 @@ def _output_options(choices: tuple[str, ...]) -> list[Any]:
             type=click.Choice(choices),
             default="md",
             show_default=True,
-            help="Report format on stdout"
+            help="Report format on stdout (markdown = md; html = a self-contained page"
             + (
-                "; json-lines: one per-skill JSON object a line."
+                "; json-lines: one per-skill JSON object a line)."
                 if "json-lines" in choices
-                else "."
+                else ")."
             ),
         ),
         click.option("--json", "as_json", is_flag=True, help="Same as --output json."),
+        click.option(
+            "--verbose",
+            "-v",
+            is_flag=True,
+            help="Markdown/HTML also show the static sub-scores, each anti-pattern's evidence "
+            "and the judge's labelled prompts with every answer (JSON always has them).",
+        ),
     ]
 
 
-def _with_output(fn: F, choices: tuple[str, ...] = ("md", "json")) -> F:
+def _with_output(fn: F, choices: tuple[str, ...] = ("md", "markdown", "json", "html")) -> F:
     for option in reversed(_output_options(choices)):
         fn = option(fn)
     return fn
@@ -325,7 +402,7 @@ _score_options = [
 def _with_score_options(fn: F) -> F:
     for option in reversed(_score_options):
         fn = option(fn)
-    return _with_llm(_with_output(fn, ("md", "json", "json-lines")))
+    return _with_llm(_with_output(fn, ("md", "markdown", "json", "json-lines", "html")))
 
 
 _llm_options = [
@@ -358,6 +435,12 @@ _llm_options = [
         show_default=True,
         help="Monte Carlo layer (deep): offline = simulated router; anthropic = a real "
         "Claude model routes from the skill catalogue and answers (ANTHROPIC_API_KEY).",
+    ),
+    click.option(
+        "--concurrency",
+        type=int,
+        default=None,
+        help=f"Max concurrent LLM calls (1–{MAX_CONCURRENCY}); default ${_CONCURRENCY_VAR} or 4.",
     ),
 ]
 
@@ -408,12 +491,15 @@ def score(
     pairwise_opponents: int,
     output: str,
     as_json: bool,
+    verbose: bool,
     judge: str,
     judge_models: tuple[str, ...],
     judges_per_model: int,
     mc_backend: str,
+    concurrency: int | None,
 ) -> None:
-    """Score PATH: a skill directory, its SKILL.md, or a directory of skills."""
+    """Score PATH: a skill directory, its SKILL.md, a plugin or a directory of skills (a
+    directory adds the plugin-level score of each plugin in it)."""
     _run_score(
         ctx,
         path,
@@ -424,9 +510,10 @@ def score(
         runs,
         seed,
         certify=False,
-        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
+        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency),
         compat=compat,
         pairwise_opponents=pairwise_opponents,
+        verbose=verbose,
     )
 
 
@@ -447,10 +534,12 @@ def certify(
     pairwise_opponents: int,
     output: str,
     as_json: bool,
+    verbose: bool,
     judge: str,
     judge_models: tuple[str, ...],
     judges_per_model: int,
     mc_backend: str,
+    concurrency: int | None,
 ) -> None:
     """Full certification of PATH: every layer at deep depth, Elo (with --corpus-dir), badge."""
     _run_score(
@@ -463,9 +552,10 @@ def certify(
         runs,
         seed,
         certify=True,
-        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed),
+        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency),
         compat=compat,
         pairwise_opponents=pairwise_opponents,
+        verbose=verbose,
     )
 
 
@@ -479,10 +569,8 @@ def certify(
     show_default=True,
     help="Depth both skills are scored at.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for every draw.")
 @_compat_option
-@_with_llm
-@_with_output
+@_with_score_options
 @click.pass_context
 @guarded
 def compare(
@@ -490,24 +578,31 @@ def compare(
     a: Path,
     b: Path,
     depth: str,
-    seed: int,
     compat: str | None,
+    threshold: float | None,
+    corpus_dir: Path | None,
+    runs: int,
+    seed: int,
+    pairwise_opponents: int,
     output: str,
     as_json: bool,
+    verbose: bool,
     judge: str,
     judge_models: tuple[str, ...],
     judges_per_model: int,
     mc_backend: str,
+    concurrency: int | None,
 ) -> None:
-    """Head-to-head per-dimension table of two skills (B − A)."""
-    llm = _llm(judge, judge_models, judges_per_model, mc_backend, seed)
-    options = EvalOptions(
-        depth=depth,
-        judges=(*_judges(ctx), *llm.judges),
-        seed=seed,
-        mc_factory=llm.mc_factory,
-        compat=compat,
-    )
+    """Head-to-head per-dimension table of two skills (B − A). --threshold, --corpus-dir and
+    --runs mean what they mean for `score`, for both skills: exit 1 when either composite is
+    below N, Elo against the corpus at deep depth, Monte Carlo runs at deep depth."""
+    fmt = _output_format(output, as_json)
+    if fmt == "json-lines":
+        raise InputError(
+            "--output json-lines is for score and certify", where="--output", fix="use json"
+        )
+    llm = _llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency)
+    options = _eval_options(ctx, depth, corpus_dir, runs, seed, llm, compat, pairwise_opponents)
     reports = []
     try:
         for label, path in (("A", a), ("B", b)):
@@ -518,12 +613,16 @@ def compare(
                     where=str(path),
                     fix="compare takes two single skills (a skill directory or its SKILL.md)",
                 )
-            reports.append(report_dict(evaluations[0]))
+            reports.append(report_dict(evaluations[0], threshold=threshold))
     finally:
         llm.report_usage()
     cmp = compare_dict(reports[0], reports[1])
-    fmt = _output_format(output, as_json)
-    _emit(_dump(cmp) if fmt == "json" else render_compare_markdown(cmp))
+    if fmt == "json":
+        _emit(_dump(cmp))
+    elif fmt == "html":
+        _emit(render_compare_html(cmp))
+    else:
+        _emit(render_compare_markdown(cmp))
     if any(_no_judge(r) for r in reports):
         click.echo(_NO_JUDGE_LINE, err=True)
     judge_failed = [
@@ -531,8 +630,13 @@ def compare(
     ]
     for label, r in judge_failed:
         click.echo(f"{label}: {_judge_failed_line(r)}", err=True)
+    below = [(label, r) for label, r in zip("AB", reports, strict=True) if r["passed"] is False]
+    for label, r in below:
+        click.echo(f"{label}: {threshold_line(r)}", err=True)
     if judge_failed:
         ctx.exit(EXIT_INPUT)
+    if below:
+        ctx.exit(EXIT_BELOW_THRESHOLD)
 
 
 @plugin.command("init")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -373,3 +376,122 @@ def test_default_score_says_the_judge_layer_is_unmeasured_in_one_line() -> None:
     res = invoke("compare", POOR, GOOD, "--depth", "standard")
     assert res.exit_code == 0
     assert res.stderr.count("judge layer unmeasured: no LLM judge configured") == 1
+
+
+# ---- the public tool's flags: --output markdown|html, --verbose, compare's score options ----
+
+
+def test_output_markdown_is_md_and_verbose_adds_the_detail() -> None:
+    md = invoke("score", GOOD, "--depth", "quick")
+    markdown = invoke("score", GOOD, "--depth", "quick", "--output", "markdown")
+    assert markdown.exit_code == 0, markdown.output
+    assert _no_timings(markdown.stdout) == _no_timings(md.stdout)
+    verbose = invoke("score", GOOD, "--depth", "quick", "-v").stdout
+    assert "### Static sub-scores" in verbose and "### Static sub-scores" not in md.stdout
+    assert "### Static sub-scores" in invoke("score", GOOD, "--depth", "quick", "--verbose").stdout
+
+
+def _no_timings(text: str) -> str:
+    return re.sub(r"\(\d+ ms\)", "(ms)", text)
+
+
+def test_output_html_is_one_page_with_the_dimension_table() -> None:
+    res = invoke("score", GOOD, "--depth", "quick", "--output", "html")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("<!DOCTYPE html>") and res.stdout.endswith("</html>\n")
+    assert "<td>triggering_accuracy</td>" in res.stdout
+
+
+def test_json_has_composite_dimensions() -> None:
+    out = json.loads(invoke("score", GOOD, "--depth", "quick", "--json").stdout)
+    listed = {d["name"]: d for d in out["composite"]["dimensions"]}
+    assert (
+        listed["triggering_accuracy"]["score"] == out["dimensions"]["triggering_accuracy"]["score"]
+    )
+    assert listed["output_quality"]["score"] is None
+
+
+def _plugin_dir(root: Path) -> Path:
+    plugin = root / "demo-plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "demo-plugin"}')
+    for skill in (GOOD, POOR):
+        target = plugin / "skills" / skill.name
+        target.mkdir(parents=True)
+        (target / "SKILL.md").write_bytes((skill / "SKILL.md").read_bytes())
+    return plugin
+
+
+def test_a_plugin_directory_gets_a_plugin_level_score(tmp_path: Path) -> None:
+    plugin = _plugin_dir(tmp_path)
+    out = json.loads(invoke("score", plugin, "--depth", "quick", "--json").stdout)
+    (summary,) = out["plugins"]
+    scores = [s["composite"]["score"] for s in out["skills"]]
+    assert summary["plugin"] == "demo-plugin"
+    assert summary["score"] == round(sum(scores) / 2, 2)
+    assert summary["min_composite"] == min(scores)
+    md = invoke("score", plugin, "--depth", "quick").stdout
+    assert "## Plugins" in md and "| demo-plugin | 2/2 |" in md
+
+
+@pytest.mark.slow
+def test_the_plugin_html_report_renders_its_tables_in_chromium(tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("chromium is not installed (the CI image installs it: .ci/run)")
+    page = tmp_path / "report.html"
+    res = invoke("score", _plugin_dir(tmp_path), "--depth", "quick", "--output", "html")
+    assert res.exit_code == 0, res.output
+    page.write_text(res.stdout, encoding="utf-8")
+    run = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = run.stdout
+    # The browser built the tables: the DOM it serialises has the tbody it inserts and every
+    # row of the plugin table and the skills' dimension tables.
+    assert dom.count("<table>") == out_tables(res.stdout)
+    assert '<td>demo-plugin</td><td class="r">2/2</td>' in dom
+    assert "<td>triggering_accuracy</td>" in dom
+    assert "<script" not in dom
+
+
+def out_tables(page: str) -> int:
+    return page.count("<table>")
+
+
+def test_compare_threshold_means_what_it_means_for_score() -> None:
+    res = invoke("compare", POOR, GOOD, "--threshold", "50", "--json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert (out["a"]["passed"], out["b"]["passed"]) == (False, True)
+    assert res.stderr.strip().splitlines() == ["A: composite 23.81 < threshold 50"]
+    assert invoke("compare", POOR, GOOD, "--threshold", "20").exit_code == 0
+
+
+def test_compare_runs_and_corpus_dir_score_both_sides_like_score(corpus: Path) -> None:
+    assert invoke("compare", POOR, GOOD, "--runs", "0").exit_code == 2
+    res = invoke(
+        "compare", POOR, GOOD, "--depth", "deep", "--runs", "20", "--corpus-dir", corpus, "--json"
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    alone = json.loads(
+        invoke(
+            "score", GOOD, "--depth", "deep", "--runs", "20", "--corpus-dir", corpus, "--json"
+        ).stdout
+    )
+    assert out["b"]["elo"] == alone["elo"]
+    assert out["b"]["layers"][2]["runs"] == 20
+    assert out["a"]["elo"]["computed"] is True

@@ -258,3 +258,29 @@ def test_every_judge_answer_invalid_is_one_line_and_exit_2(monkeypatch: pytest.M
     out = json.loads(res.stdout)  # the report is still printed, its judge layer null
     assert out["layers"][1]["measured"] is False
     assert out["composite"]["score"] is not None
+
+
+def test_concurrency_reaches_every_claude_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --concurrency is the public tool's "max concurrent LLM calls": every Claude transport
+    # the command builds (judges, pairwise Elo judge, Monte Carlo) gets it; the environment
+    # the judges read it through is restored afterwards.
+    from evalflow.cli.plugin import _llm
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    monkeypatch.setenv("EVALFLOW_CLAUDE_CONCURRENCY", "2")
+    llm = _llm(
+        "anthropic", ("claude-opus-4-6", "claude-sonnet-4-5"), 1, "anthropic", 0, concurrency=7
+    )
+    assert len(llm.transports) == 4
+    assert {t.settings.concurrency for t in llm.transports} == {7}
+    assert __import__("os").environ["EVALFLOW_CLAUDE_CONCURRENCY"] == "2"
+    default = _llm("anthropic", (), 1, "offline", 0)
+    assert {t.settings.concurrency for t in default.transports} == {2}
+
+
+@pytest.mark.parametrize("value", ["0", "65", "-1"])
+def test_concurrency_out_of_range_is_one_line_exit_2(value: str) -> None:
+    res = invoke("score", GOOD, "--depth", "quick", "--concurrency", value)
+    assert res.exit_code == 2, res.output
+    assert "--concurrency must be between 1 and 64" in res.stderr
+    assert "Traceback" not in res.output

@@ -5,7 +5,9 @@ JSON per skill (keys beyond SPEC's are additions, none renamed):
     {"skill": {..., "line_count"}, "depth", "compat", "certify", "confidence", "confidence_basis",
      "threshold", "passed", "certification" (certify only),
      "composite": {"score", "badge", "elo", "grade", "display_grade", "penalty", "raw",
-                   "measured_weight", "badge_basis", "simulated"},
+                   "measured_weight", "badge_basis", "simulated",
+                   "dimensions": [{"name", "weight", "score", "ci_lower", "ci_upper", "grade",
+                                   "weighted_score"}]},
      "dimensions": {name: {"score", "grade", "ci_low", "ci_high", "display_grade",
                            "weight", "layers": {"static", "judge", "monte_carlo"},
                            "simulated"}},
@@ -17,6 +19,10 @@ JSON per skill (keys beyond SPEC's are additions, none renamed):
                               {judge: bool}}]},
                 {"name": "monte_carlo", "duration_ms", "measured", "simulated", ...}],
      "elo": {...} | null, "findings": [...]}
+
+A batch (a directory of skills) is `{"skills": [per-skill objects], "plugins": [plugin-level
+scores, `plugin_summaries`], "summary": {...}}`. Markdown and HTML are rendered from the same
+blocks (`doc.py`), so they say the same thing.
 
 Every score, grade, badge, Elo and confidence comes from measured layers only. A simulated
 Monte Carlo layer (the offline router) is shown apart, in `simulated` blocks labelled
@@ -33,9 +39,11 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalflow.domain.plugineval.antipatterns import FLAGS
 from evalflow.domain.plugineval.composite import (
     BADGE_DISPLAY,
     BADGE_STARS,
+    BADGES,
     COMPOSITE_DECIMALS,
     DIMENSION_WEIGHTS,
     NO_BADGE,
@@ -44,8 +52,10 @@ from evalflow.domain.plugineval.composite import (
     display_grade,
     letter_grade,
 )
+from evalflow.domain.plugineval.doc import Block, Heading, Items, Para, Table, to_html, to_markdown
 from evalflow.domain.plugineval.evaluate import SkillEvaluation
 from evalflow.domain.plugineval.model import DIMENSIONS
+from evalflow.domain.plugineval.static import STATIC_TO_DIMENSION
 
 if TYPE_CHECKING:
     from evalflow.domain.plugineval.judge_layer import JudgeLayerResult
@@ -284,6 +294,24 @@ def _certification(ev: SkillEvaluation) -> dict[str, Any]:
     }
 
 
+def _composite_dimensions(dims: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """`composite.dimensions` as the public tool's JSON lists it (name, weight, score, CI,
+    grade on its +/− scale, weighted_score), so a script reading published output reads
+    evalflow's; an unmeasured dimension is null where the public tool writes 0."""
+    return [
+        {
+            "name": name,
+            "weight": d["weight"],
+            "score": d["score"],
+            "ci_lower": d["ci_low"],
+            "ci_upper": d["ci_high"],
+            "grade": d["display_grade"],
+            "weighted_score": None if d["score"] is None else _r(d["weight"] * d["score"]),
+        }
+        for name, d in dims.items()
+    ]
+
+
 def report_dict(
     ev: SkillEvaluation, *, certify: bool = False, threshold: float | None = None
 ) -> dict[str, Any]:
@@ -346,6 +374,7 @@ def report_dict(
             "measured_weight": _r(c.measured_weight),
             "badge_basis": basis,
             "simulated": _simulated_composite(ev),
+            "dimensions": _composite_dimensions(dims),
         },
         "dimensions": dims,
         "layers": _layers(ev),
@@ -379,6 +408,7 @@ def batch_dict(reports: Sequence[Mapping[str, Any]], threshold: float | None) ->
         }
     return {
         "skills": list(reports),
+        "plugins": plugin_summaries(reports),
         "summary": {
             "count": len(reports),
             "mean_composite": _r(sum(scores) / len(scores), COMPOSITE_DECIMALS) if scores else None,
@@ -399,8 +429,8 @@ def _layer_line(layer: Mapping[str, Any]) -> str:
     if simulated:
         name = "monte_carlo (simulated)"
     if not layer["measured"] and not (simulated and layer["reason"] is None):
-        return f"- **{name}**: unmeasured — {layer['reason']}"
-    head = f"- **{name}** ({layer['duration_ms']} ms)"
+        return f"**{name}**: unmeasured — {layer['reason']}"
+    head = f"**{name}** ({layer['duration_ms']} ms)"
     if layer["name"] == "static":
         flags = ", ".join(layer["anti_patterns"]) or "none"
         return f"{head}: anti-patterns: {flags} (penalty ×{layer['penalty']:.2f})"
@@ -435,23 +465,34 @@ def _layer_line(layer: Mapping[str, Any]) -> str:
     return f"{head}: " + "; ".join(parts)
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
-    """One skill as Markdown; the simulated Monte Carlo layer is marked "(simulated)"."""
+def _safe(value: Any) -> str:
+    """A name or path from the skill on one line, control characters made visible."""
+    return terminal_safe(str(value), keep_newlines=False)
+
+
+def skill_blocks(report: Mapping[str, Any], *, verbose: bool = False) -> list[Block]:
+    """One skill's report; the simulated Monte Carlo layer is marked "(simulated)"."""
     comp = report["composite"]
     skill = report["skill"]
     stars = BADGE_STARS[comp["badge"]]
-    name = terminal_safe(str(skill["name"]), keep_newlines=False)
-    path = terminal_safe(str(skill["path"]), keep_newlines=False)
-    lines = [
-        f"## {name} — {_fmt(comp['score'])}/100 ({comp['display_grade'] or '—'}) · "
-        f"{stars} {BADGE_DISPLAY[comp['badge']]}",
-        "",
-        f"`{path}` · depth {report['depth']} · confidence {report['confidence']} "
-        f"({', '.join(report['confidence_basis'])})",
-        "",
+    blocks: list[Block] = [
+        Heading(
+            2,
+            f"{_safe(skill['name'])} — {_fmt(comp['score'])}/100 "
+            f"({comp['display_grade'] or '—'}) · {stars} {BADGE_DISPLAY[comp['badge']]}",
+        ),
+        Para(
+            (
+                f"`{_safe(skill['path'])}` · depth {report['depth']} · confidence "
+                f"{report['confidence']} ({', '.join(report['confidence_basis'])})",
+            )
+        ),
     ]
     if report["compat"] == "public":
-        lines += ["Static layer by the public PluginEval tool's rules (--compat public).", ""]
+        blocks.append(
+            Para(("Static layer by the public PluginEval tool's rules (--compat public).",))
+        )
+    lines: list[str] = []
     elo = report["elo"]
     if elo is not None and elo["computed"]:
         # A judged Elo's basis names its judge; a static-score one's the depth it was scored at.
@@ -471,7 +512,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if elo is not None and elo["left_out"]:
         lines.append(
             f"{elo['label']} left out {len(elo['left_out'])} corpus skill(s): "
-            + "; ".join(f"`{x['path']}` ({x['reason']})" for x in elo["left_out"])
+            + "; ".join(f"`{_safe(x['path'])}` ({x['reason']})" for x in elo["left_out"])
         )
     lines.append(f"Badge basis: {comp['badge_basis']}")
     if "certification" in report:
@@ -479,91 +520,319 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["threshold"] is not None:
         verdict = "passed" if report["passed"] else "below"
         lines.append(f"Threshold {report['threshold']:g}: {verdict}")
-    lines += [
-        "",
-        "| dimension | weight | score | grade | 95% CI | static | judge | monte carlo |",
-        "|---|---:|---:|:---:|---|---:|---:|---:|",
-    ]
+    blocks.append(Para(tuple(lines)))
+    rows = []
     for name, d in report["dimensions"].items():
         ci = "—" if d["ci_low"] is None else f"[{d['ci_low']:.3f}, {d['ci_high']:.3f}]"
         lay = d["layers"]
-        lines.append(
-            f"| {name} | {d['weight']:.2f} | {_fmt(d['score'], 3)} | "
-            f"{d['grade'] or 'unmeasured'} | {ci} | {_fmt(lay['static'], 3)} | "
-            f"{_fmt(lay['judge'], 3)} | {_fmt(lay['monte_carlo'], 3)} |"
+        rows.append(
+            (
+                name,
+                f"{d['weight']:.2f}",
+                _fmt(d["score"], 3),
+                d["grade"] or "unmeasured",
+                ci,
+                _fmt(lay["static"], 3),
+                _fmt(lay["judge"], 3),
+                _fmt(lay["monte_carlo"], 3),
+            )
         )
-    lines += _simulated_section(report)
-    lines += ["", "Layers:"]
-    lines += [_layer_line(layer) for layer in report["layers"]]
+    blocks.append(
+        Table(
+            ("dimension", "weight", "score", "grade", "95% CI", "static", "judge", "monte carlo"),
+            "lrrclrrr",
+            tuple(rows),
+        )
+    )
+    blocks += _simulated_blocks(report)
+    blocks.append(Items("Layers:", tuple(_layer_line(layer) for layer in report["layers"])))
     if report["findings"]:
-        lines += ["", "Findings:"]
-        lines += [f"- {f['severity']} {f['code']}: {f['message']}" for f in report["findings"]]
-    return terminal_safe("\n".join(lines) + "\n")
+        blocks.append(
+            Items(
+                "Findings:",
+                tuple(f"{f['severity']} {f['code']}: {f['message']}" for f in report["findings"]),
+            )
+        )
+    if verbose:
+        blocks += _verbose_blocks(report)
+    return blocks
 
 
-def _simulated_section(report: Mapping[str, Any]) -> list[str]:
+def _verbose_blocks(report: Mapping[str, Any]) -> list[Block]:
+    """--verbose: the static sub-scores, each anti-pattern's evidence, the judge's prompts."""
+    static = report["layers"][0]
+    blocks: list[Block] = [
+        Heading(3, "Static sub-scores"),
+        Table(
+            ("sub-check", "score", "feeds dimension"),
+            "lrl",
+            tuple(
+                (name, _fmt(value, 3), STATIC_TO_DIMENSION[name])
+                for name, value in static["sub_scores"].items()
+            ),
+        ),
+    ]
+    if static["anti_pattern_details"]:
+        blocks.append(
+            Items(
+                "Anti-patterns:",
+                tuple(f"{a['flag']}: {a['message']}" for a in static["anti_pattern_details"]),
+            )
+        )
+    judge = next((x for x in report["layers"] if x["name"] == "judge"), None)
+    if judge is not None and judge["prompts"]:
+        judges = [str(pj["judge"]) for pj in judge["per_judge"]]
+        blocks += [
+            Heading(3, "Judge prompts (evalflow's labels, each judge's answer)"),
+            Table(
+                ("prompt", "should trigger", "source", *judges),
+                "lcl" + "c" * len(judges),
+                tuple(
+                    (
+                        p["prompt"],
+                        "yes" if p["should_trigger"] else "no",
+                        p["source"],
+                        *(_yes_no(p["would_trigger"].get(j)) for j in judges),
+                    )
+                    for p in judge["prompts"]
+                ),
+            ),
+        ]
+    return blocks
+
+
+def _yes_no(answer: bool | None) -> str:
+    return "—" if answer is None else ("yes" if answer else "no")
+
+
+def render_markdown(report: Mapping[str, Any], *, verbose: bool = False) -> str:
+    """One skill as Markdown."""
+    return terminal_safe(to_markdown(skill_blocks(report, verbose=verbose)))
+
+
+def render_html(report: Mapping[str, Any], *, verbose: bool = False) -> str:
+    """One skill as a self-contained HTML page."""
+    title = f"PluginEval — {_safe(report['skill']['name'])}"
+    return terminal_safe(to_html(title, skill_blocks(report, verbose=verbose)))
+
+
+def _simulated_blocks(report: Mapping[str, Any]) -> list[Block]:
     """The simulated block, apart from the scored table (empty when nothing was simulated)."""
     sim = report["composite"]["simulated"]
     if sim is None:
         return []
-    lines = [
-        "",
-        f"### Simulated — {sim['backend']} (not in the composite, badge, Elo or confidence)",
-        "",
-        f"Simulated composite {_fmt(sim['score'])}/100 ({sim['display_grade'] or '—'})",
-        "",
-        "| dimension | simulated monte carlo | simulated blend |",
-        "|---|---:|---:|",
+    return [
+        Heading(
+            3,
+            f"Simulated — {sim['backend']} (not in the composite, badge, Elo or confidence)",
+        ),
+        Para((f"Simulated composite {_fmt(sim['score'])}/100 ({sim['display_grade'] or '—'})",)),
+        Table(
+            ("dimension", "simulated monte carlo", "simulated blend"),
+            "lrr",
+            tuple(
+                (
+                    name,
+                    _fmt(d["simulated"]["monte_carlo"], 3),
+                    _fmt(d["simulated"]["score"], 3),
+                )
+                for name, d in report["dimensions"].items()
+                if d["simulated"] is not None
+            ),
+        ),
     ]
-    for name, d in report["dimensions"].items():
-        if d["simulated"] is not None:
-            lines.append(
-                f"| {name} | {_fmt(d['simulated']['monte_carlo'], 3)} | "
-                f"{_fmt(d['simulated']['score'], 3)} |"
-            )
-    return lines
 
 
-def render_batch_markdown(batch: Mapping[str, Any]) -> str:
-    """A summary table followed by each skill's section."""
+def batch_blocks(batch: Mapping[str, Any], *, verbose: bool = False) -> list[Block]:
+    """A summary table, the plugin-level scores, then each skill's section."""
     summary = batch["summary"]
-    lines = [
-        f"# PluginEval — {summary['count']} skill(s), mean composite "
-        f"{_fmt(summary['mean_composite'])}",
-        "",
-        "| skill | composite | grade | badge | Elo | anti-patterns | simulated composite |",
-        "|---|---:|:---:|---|---|---|---:|",
-    ]
+    rows = []
     for r in batch["skills"]:
         flags = ", ".join(r["layers"][0]["anti_patterns"]) or "—"
         sim = r["composite"]["simulated"]
-        sim_cell = "—" if sim is None else f"{_fmt(sim['score'])} (simulated)"
-        shown_badge = BADGE_DISPLAY[r["composite"]["badge"]]
         elo = r["elo"]
         elo_cell = "—"
         if elo is not None and elo["computed"]:
             elo_cell = f"{elo['rating']:.1f} ({elo['label'].removesuffix(' Elo').lower()})"
-        lines.append(
-            f"| `{terminal_safe(str(r['skill']['path']), keep_newlines=False)}` | "
-            f"{_fmt(r['composite']['score'])} | "
-            f"{r['composite']['display_grade'] or '—'} | {shown_badge} | {elo_cell} | "
-            f"{flags} | {sim_cell} |"
+        rows.append(
+            (
+                f"`{_safe(r['skill']['path'])}`",
+                _fmt(r["composite"]["score"]),
+                r["composite"]["display_grade"] or "—",
+                BADGE_DISPLAY[r["composite"]["badge"]],
+                elo_cell,
+                flags,
+                "—" if sim is None else f"{_fmt(sim['score'])} (simulated)",
+            )
         )
+    blocks: list[Block] = [
+        Heading(
+            1,
+            f"PluginEval — {summary['count']} skill(s), mean composite "
+            f"{_fmt(summary['mean_composite'])}",
+        ),
+        Table(
+            (
+                "skill",
+                "composite",
+                "grade",
+                "badge",
+                "Elo",
+                "anti-patterns",
+                "simulated composite",
+            ),
+            "lrclllr",
+            tuple(rows),
+        ),
+    ]
     if summary["simulated"] is not None:
-        lines += [
-            "",
-            f"Simulated mean composite (not certified): "
-            f"{_fmt(summary['simulated']['mean_composite'])}",
-        ]
+        blocks.append(
+            Para(
+                (
+                    "Simulated mean composite (not certified): "
+                    f"{_fmt(summary['simulated']['mean_composite'])}",
+                )
+            )
+        )
     if summary["threshold"] is not None:
-        lines += [
-            "",
-            f"Below threshold {summary['threshold']}: {len(summary['below_threshold'])}",
-        ]
-    lines.append("")
-    return terminal_safe("\n".join(lines) + "\n") + "\n".join(
-        render_markdown(r) for r in batch["skills"]
+        blocks.append(
+            Para((f"Below threshold {summary['threshold']}: {len(summary['below_threshold'])}",))
+        )
+    blocks += plugin_blocks(batch["plugins"])
+    for r in batch["skills"]:
+        blocks += skill_blocks(r, verbose=verbose)
+    return blocks
+
+
+def render_batch_markdown(batch: Mapping[str, Any], *, verbose: bool = False) -> str:
+    """A summary table, the plugin-level scores, then each skill's section."""
+    return terminal_safe(to_markdown(batch_blocks(batch, verbose=verbose)))
+
+
+def render_batch_html(batch: Mapping[str, Any], *, verbose: bool = False) -> str:
+    """The batch / plugin report as a self-contained HTML page."""
+    named = [p["plugin"] for p in batch["plugins"] if p["plugin"] is not None]
+    title = "PluginEval — " + (
+        ", ".join(_safe(n) for n in named) if 0 < len(named) <= 3 else "skills"
     )
+    return terminal_safe(to_html(title, batch_blocks(batch, verbose=verbose)))
+
+
+def plugin_summaries(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The plugin-level score of each plugin among `reports` (grouped by manifest name; skills
+    outside any plugin form one group named null).
+
+    A plugin's score is the mean of its skills' composites — each already carries that skill's
+    own anti-pattern penalty — over the skills with a measured composite; each dimension's is
+    the mean over the skills that measured it. Unmeasured stays null, never 0.
+    """
+    groups: dict[str | None, list[Mapping[str, Any]]] = {}
+    for r in reports:
+        groups.setdefault(r["skill"]["plugin"], []).append(r)
+    out: list[dict[str, Any]] = []
+    for name in sorted(groups, key=lambda n: (n is None, n or "")):
+        members = groups[name]
+        scored = sorted(
+            (r["composite"]["score"], r["skill"]["path"])
+            for r in members
+            if r["composite"]["score"] is not None
+        )
+        mean = _r(sum(s for s, _ in scored) / len(scored), COMPOSITE_DECIMALS) if scored else None
+        dims: dict[str, Any] = {}
+        for d in DIMENSIONS:
+            values = [
+                r["dimensions"][d]["score"]
+                for r in members
+                if r["dimensions"][d]["score"] is not None
+            ]
+            dims[d] = {
+                "weight": DIMENSION_WEIGHTS[d],
+                "mean": _r(sum(values) / len(values)) if values else None,
+                "min": min(values) if values else None,
+                "measured_skills": len(values),
+            }
+        badges = [r["composite"]["badge"] for r in members]
+        flags = [f for r in members for f in r["layers"][0]["anti_patterns"]]
+        out.append(
+            {
+                "plugin": name,
+                "skills": len(members),
+                "scored_skills": len(scored),
+                "score": mean,
+                "grade": letter_grade(None if mean is None else mean / 100.0),
+                "display_grade": display_grade(mean),
+                "basis": f"mean of the composites of {len(scored)} scored skill(s)",
+                "min_composite": scored[0][0] if scored else None,
+                "weakest_skill": scored[0][1] if scored else None,
+                "dimensions": dims,
+                "badges": {
+                    b: badges.count(b) for b in (*(x[0] for x in BADGES), NO_BADGE) if b in badges
+                },
+                "anti_patterns": {f: flags.count(f) for f in FLAGS if f in flags},
+            }
+        )
+    return out
+
+
+def plugin_blocks(plugins: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """Plugin-level scores: one summary table, then each plugin's dimension means."""
+    if not any(p["plugin"] is not None for p in plugins):
+        return []
+    blocks: list[Block] = [
+        Heading(2, "Plugins"),
+        Para(
+            (
+                "Plugin score = mean of its skills' composites (each with its own "
+                "anti-pattern penalty); a dimension = mean over the skills that measured it.",
+            )
+        ),
+        Table(
+            (
+                "plugin",
+                "skills",
+                "plugin score",
+                "grade",
+                "weakest skill",
+                "lowest composite",
+                "badges",
+                "anti-patterns",
+            ),
+            "lrrclrll",
+            tuple(
+                (
+                    "(no plugin)" if p["plugin"] is None else _safe(p["plugin"]),
+                    f"{p['scored_skills']}/{p['skills']}",
+                    _fmt(p["score"]),
+                    p["display_grade"] or "—",
+                    "—" if p["weakest_skill"] is None else f"`{_safe(p['weakest_skill'])}`",
+                    _fmt(p["min_composite"]),
+                    ", ".join(f"{BADGE_DISPLAY[b]} {n}" for b, n in p["badges"].items()) or "—",
+                    ", ".join(f"{f} {n}" for f, n in p["anti_patterns"].items()) or "—",
+                )
+                for p in plugins
+            ),
+        ),
+    ]
+    for p in plugins:
+        name = "(no plugin)" if p["plugin"] is None else _safe(p["plugin"])
+        blocks += [
+            Heading(3, f"Plugin {name} — {_fmt(p['score'])}/100 ({p['display_grade'] or '—'})"),
+            Table(
+                ("dimension", "weight", "mean", "lowest", "skills measured"),
+                "lrrrr",
+                tuple(
+                    (
+                        d,
+                        f"{v['weight']:.2f}",
+                        _fmt(v["mean"], 3),
+                        _fmt(v["min"], 3),
+                        f"{v['measured_skills']}/{p['skills']}",
+                    )
+                    for d, v in p["dimensions"].items()
+                ),
+            ),
+        ]
+    return blocks
 
 
 def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -602,33 +871,41 @@ def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
+def compare_blocks(cmp: Mapping[str, Any]) -> list[Block]:
     a, b = cmp["a"]["skill"], cmp["b"]["skill"]
-    pa = terminal_safe(str(a["path"]), keep_newlines=False)
-    pb = terminal_safe(str(b["path"]), keep_newlines=False)
-    lines = [
-        f"# Compare: A = `{pa}` vs B = `{pb}`",
-        "",
+    blocks: list[Block] = [
+        Heading(1, f"Compare: A = `{_safe(a['path'])}` vs B = `{_safe(b['path'])}`")
     ]
     if cmp["compat"] == "public":
-        lines += ["Static layers by the public PluginEval tool's rules (--compat public).", ""]
-    lines += [
-        "| dimension | weight | A | B | B − A |",
-        "|---|---:|---:|---:|---:|",
-    ]
+        blocks.append(
+            Para(("Static layers by the public PluginEval tool's rules (--compat public).",))
+        )
+    rows = []
     for name, d in cmp["dimensions"].items():
         dl = "—" if d["delta"] is None else f"{d['delta']:+.2f}"
-        lines.append(f"| {name} | {d['weight']:.2f} | {_fmt(d['a'])} | {_fmt(d['b'])} | {dl} |")
+        rows.append((name, f"{d['weight']:.2f}", _fmt(d["a"]), _fmt(d["b"]), dl))
     c = cmp["composite"]
     cd = "—" if c["delta"] is None else f"{c['delta']:+.2f}"
-    lines.append(f"| **composite** | | {_fmt(c['a'])} | {_fmt(c['b'])} | {cd} |")
+    rows.append(("**composite**", "", _fmt(c["a"]), _fmt(c["b"]), cd))
+    blocks.append(Table(("dimension", "weight", "A", "B", "B − A"), "lrrrr", tuple(rows)))
     sim = cmp["simulated"]
     if sim is not None:
         s = sim["composite"]
         sd = "—" if s["delta"] is None else f"{s['delta']:+.2f}"
-        lines += [
-            "",
-            f"Simulated composite (not certified): A {_fmt(s['a'])} · B {_fmt(s['b'])} · "
-            f"B − A {sd}",
-        ]
-    return terminal_safe("\n".join(lines) + "\n")
+        blocks.append(
+            Para(
+                (
+                    f"Simulated composite (not certified): A {_fmt(s['a'])} · B {_fmt(s['b'])} · "
+                    f"B − A {sd}",
+                )
+            )
+        )
+    return blocks
+
+
+def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
+    return terminal_safe(to_markdown(compare_blocks(cmp)))
+
+
+def render_compare_html(cmp: Mapping[str, Any]) -> str:
+    return terminal_safe(to_html("PluginEval — compare", compare_blocks(cmp)))
