@@ -7,9 +7,11 @@ asset runs them: `setup: auto` (``npm ci``) and the four gates, with the warehou
 (`GateCaches`) in a fresh temporary work dir. Then the same run is evaluated again, unchanged.
 
 Printed: both wall times, their ratio (target ≥ 20×) and the number of commands the sandbox
-executed during the second evaluation (target 0). By default the npm download cache is the
-one the slow tests keep (``~/.cache/evalflow-tests/gate-deps``), so "first" measures install
-and gates, not the registry; ``--cold`` uses an empty download cache (needs the registry).
+executed during the second evaluation (target 0). By default the npm download cache is kept
+between benchmark runs (``~/.cache/evalflow-tests/gate-deps``; the fixture repository is
+rebuilt at one fixed path beside it, since the download cache is per repository), so "first"
+measures install and gates, not the registry; ``--cold`` uses an empty download cache and a
+temporary repository (needs the registry).
 
 Run from the repository root: `.venv/bin/python benchmarks/bench_gates.py [--cold]`.
 """
@@ -17,6 +19,7 @@ Run from the repository root: `.venv/bin/python benchmarks/bench_gates.py [--col
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -89,7 +92,10 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="evalflow-bench-gates-") as tmp:
         work = Path(tmp)
-        repo = _fixture_repo(work)
+        home = work if args.cold else WARM_DEPS.parent / "bench-gates"
+        if not args.cold:
+            shutil.rmtree(home, ignore_errors=True)
+        repo = _fixture_repo(home)
         deps = work / "gate-deps" if args.cold else WARM_DEPS
         caches = GateCaches(results=work / "gate-results", dependencies=deps)
         first_s, first, first_n = _evaluate(repo, caches)

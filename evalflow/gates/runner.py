@@ -7,9 +7,10 @@ Per commit evaluated (head, and base only when a failing gate needs the comparis
 2. **setup** (manifest ``setup:``, else the benchmark's ``_benchmark.yaml``; ``auto`` picks the
    standard install from the lockfiles, `evalflow.domain.gates.auto_setup`): runs once, in
    the clone, with HTTPS to the package registries only (`sandbox.REGISTRIES`, through
-   evalflow's proxy), the dependency download cache writable (keyed by the lockfile
-   digests, under the warehouse work dir). It is its own result row; when it does not pass,
-   every gate is ``not-run`` (category ``setup``) with the setup's attempt as probe;
+   evalflow's proxy), the dependency download cache writable (one per framework run — its
+   repository — and per setup and lockfile digests, under the warehouse work dir). It is its
+   own result row; when it does not pass, every gate is ``not-run`` (category ``setup``)
+   with the setup's attempt as probe;
 3. the gates (build, lint, unit, e2e, in that order) run one after another in that same clone,
    like the steps of one CI job: offline, the dependency cache read-only, ``.venv/bin`` and
    ``node_modules/.bin`` of the clone first on PATH. A non-zero exit is classified
@@ -618,7 +619,10 @@ def prepare_context(
     extra_env = gate_env_values(settings.gate_env)
     deps = None
     if caches is not None:
-        deps = caches.dependencies / _digest({"setup": setup, "locks": locks})[:16]
+        # One cache per framework run (its repository): a run's setup is its own code, and
+        # what it leaves in the cache must never reach another run's setup or gates.
+        material = {"repo": str(top.resolve()), "setup": setup, "locks": locks}
+        deps = caches.dependencies / _digest(material)[:16]
     ctx = _Context(
         repo=top,
         isolation=chosen,

@@ -3,8 +3,9 @@ project (a venv with a dependency evalflow does not have, pytest).
 
 The fixture repositories are built from `fixtures/`: base is a spec-kit-like template commit
 (no package.json / pyproject.toml, so base is not comparable), head the project. Setup
-downloads from the npm registry and PyPI, cached between test runs under
-``~/.cache/evalflow-tests/gate-deps`` (keyed by lockfile digest). Slow: run by `.ci/run`.
+downloads from the npm registry and PyPI into each test's own download cache (the cache is
+per framework run, so one could not be shared between test repositories). Slow: run by
+`.ci/run`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from evalflow.gates import GateCaches, probe_isolation, run_gates
 from evalflow.gates import runner as runner_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
-DEPS_CACHE = Path.home() / ".cache" / "evalflow-tests" / "gate-deps"
 TEMPLATE = {
     "README.md": "# project\n",
     ".specify/memory/constitution.md": "# Constitution\n",
@@ -58,7 +58,7 @@ def _tree(*names: str) -> dict[str, str]:
 
 @pytest.fixture
 def caches(tmp_path: Path) -> GateCaches:
-    return GateCaches(results=tmp_path / "gate-results", dependencies=DEPS_CACHE)
+    return GateCaches.under(tmp_path)
 
 
 @pytest.fixture
