@@ -620,9 +620,9 @@ def compare(
     if fmt == "json":
         _emit(_dump(cmp))
     elif fmt == "html":
-        _emit(render_compare_html(cmp))
+        _emit(render_compare_html(cmp, verbose=verbose))
     else:
-        _emit(render_compare_markdown(cmp))
+        _emit(render_compare_markdown(cmp, verbose=verbose))
     if any(_no_judge(r) for r in reports):
         click.echo(_NO_JUDGE_LINE, err=True)
     judge_failed = [

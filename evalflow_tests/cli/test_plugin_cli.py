@@ -495,3 +495,10 @@ def test_compare_runs_and_corpus_dir_score_both_sides_like_score(corpus: Path) -
     assert out["b"]["elo"] == alone["elo"]
     assert out["b"]["layers"][2]["runs"] == 20
     assert out["a"]["elo"]["computed"] is True
+
+
+def test_compare_verbose_adds_both_skills_sections() -> None:
+    plain = invoke("compare", POOR, GOOD).stdout
+    verbose = invoke("compare", POOR, GOOD, "--verbose").stdout
+    assert verbose.startswith(plain.rstrip("\n"))
+    assert verbose.count("### Static sub-scores") == 2 and "Static sub-scores" not in plain

@@ -871,7 +871,8 @@ def compare_dict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def compare_blocks(cmp: Mapping[str, Any]) -> list[Block]:
+def compare_blocks(cmp: Mapping[str, Any], *, verbose: bool = False) -> list[Block]:
+    """The head-to-head table; `verbose` adds both skills' full sections."""
     a, b = cmp["a"]["skill"], cmp["b"]["skill"]
     blocks: list[Block] = [
         Heading(1, f"Compare: A = `{_safe(a['path'])}` vs B = `{_safe(b['path'])}`")
@@ -900,12 +901,14 @@ def compare_blocks(cmp: Mapping[str, Any]) -> list[Block]:
                 )
             )
         )
+    if verbose:
+        blocks += skill_blocks(cmp["a"], verbose=True) + skill_blocks(cmp["b"], verbose=True)
     return blocks
 
 
-def render_compare_markdown(cmp: Mapping[str, Any]) -> str:
-    return terminal_safe(to_markdown(compare_blocks(cmp)))
+def render_compare_markdown(cmp: Mapping[str, Any], *, verbose: bool = False) -> str:
+    return terminal_safe(to_markdown(compare_blocks(cmp, verbose=verbose)))
 
 
-def render_compare_html(cmp: Mapping[str, Any]) -> str:
-    return terminal_safe(to_html("PluginEval — compare", compare_blocks(cmp)))
+def render_compare_html(cmp: Mapping[str, Any], *, verbose: bool = False) -> str:
+    return terminal_safe(to_html("PluginEval — compare", compare_blocks(cmp, verbose=verbose)))
