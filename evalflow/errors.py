@@ -42,6 +42,15 @@ class InputError(EvalflowError):
     """Malformed or missing input (PRD, baseline, manifest, repository, fixture)."""
 
 
+class LimitExceededError(InputError):
+    """The evaluated repository is beyond a configured resource bound (`evalflow.repo.limits`):
+    the run is not scored (exit 2), and the project is not blamed."""
+
+
+class GitTimeoutError(InputError):
+    """A git child ran past `EVALFLOW_GIT_TIMEOUT_S` (the repository is too large for it)."""
+
+
 class InternalError(EvalflowError):
     """A failure evalflow cannot tell the operator how to fix, reported as such (exit 3)."""
 

@@ -18,7 +18,7 @@ from evalflow.io import settings
 from evalflow.io.inputs import load_manifest
 from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.judges.family import AUTHOR_UNKNOWN
-from evalflow.repo.git import require_repo, resolve_commit
+from evalflow.repo.git import require_repo, resolve_commit, use_work_root
 
 
 def check_manifest(path: Path) -> tuple[str, Path]:
@@ -49,6 +49,7 @@ def check_manifest(path: Path) -> tuple[str, Path]:
 def check_registrations(root: str, manifests: list[Path], replace: bool) -> None:
     """Every manifest passes `check_manifest`; no run_key silently changes its manifest."""
     warehouse = settings.warehouse(root)
+    use_work_root(warehouse.workdir)  # the repositories' mirrors live with the warehouse
     seen: dict[str, Path] = {}
     for path in manifests:
         key, resolved = check_manifest(path)

@@ -33,6 +33,7 @@ class Match(Protocol):
 
 class Pattern(Protocol):
     pattern: str
+    programsize: int  # RE2 instructions: a search costs up to this × the text's length
 
     def search(self, text: str) -> Match | None: ...
     def match(self, text: str) -> Match | None: ...

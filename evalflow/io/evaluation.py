@@ -35,7 +35,8 @@ from evalflow.judges.evidence_kinds import EvidenceRules
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.builder import build_repo
 from evalflow.repo.diff_surface import DiffFile, diff_surface
-from evalflow.repo.git import git, require_repo, resolve_commit
+from evalflow.repo.git import git, require_repo, resolve_commit, use_work_root
+from evalflow.repo.limits import PREPARE_S, budget
 from evalflow.repo.run_view import confine_diff, confine_snapshot
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
 from evalflow.repo.test_inventory import FailedTest, LevelConventions, failed_tests
@@ -74,7 +75,17 @@ class PreparedRun:
 
 
 def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
-    """Load and resolve everything one run needs; every failure is a one-line InputError."""
+    """Load and resolve everything one run needs; every failure is a one-line InputError.
+
+    Git's scratch state (the repository's mirror) lives under `warehouse`, and the whole
+    preparation — build or mirror, fetch, commits, diff — runs under the wall-clock bound
+    `EVALFLOW_PREPARE_TIMEOUT_S`."""
+    use_work_root(warehouse)
+    with budget(PREPARE_S, "preparing the run (mirror, fetch, diff)"):
+        return _prepare(manifest_path, warehouse)
+
+
+def _prepare(manifest_path: Path, warehouse: Path) -> PreparedRun:
     loaded = load_manifest(manifest_path)
     manifest = loaded.manifest
     benchmark = load_benchmark(loaded.resolve(manifest.baseline))

@@ -4,7 +4,9 @@ Read at run time (never at import) from the environment, with documented default
 `EVALFLOW_WAREHOUSE` (default `data/warehouse`; a path or a URI such as `s3://bucket/prefix`),
 `EVALFLOW_WORKDIR` (local artifacts of a URI warehouse), `EVALFLOW_BENCHMARKS` (default
 `data/benchmarks`), `EVALFLOW_JUDGE` (default `heuristic`), `DAGSTER_HOME` (default
-`<workdir>/dagster_home`). Light on purpose: the fast CLI commands import it, so no Dagster.
+`<workdir>/dagster_home`). The bounds on repository content (`EVALFLOW_MAX_FILES` …) are
+defined in `evalflow.repo.limits` and checked here with the rest of the environment. Light on
+purpose: the fast CLI commands import it, so no Dagster.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalflow.errors import InputError
+from evalflow.repo.limits import BOUNDS
 
 # The warehouse module pulls pandas, pyarrow and the table contracts (~1 s): imported where a
 # warehouse is made, so `evalflow --help` (which checks the environment here) stays instant.
@@ -57,6 +60,9 @@ def check_environment() -> None:
             where=f"SOURCE_DATE_EPOCH={pinned}",
             fix="set it to e.g. $(git log -1 --format=%ct) or unset it",
         )
+    # A bad bound is one line before any run starts, not a failed step inside one.
+    for bound in BOUNDS:
+        bound.value()
 
 
 def warehouse_root() -> str:

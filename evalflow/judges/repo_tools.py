@@ -10,8 +10,14 @@ Rules:
   a backslash is refused with a tool error (no path traversal);
 - `grep` searches the diff surface first, then the rest of the repository (SPEC §1 inputs:
   the diff surface is the first search scope) and answers `path:line: text` lines; the
-  model's pattern runs on RE2 (`evalflow.domain.patterns`), linear in the line's length, so
-  no pattern can stall the judge, and syntax RE2 lacks is a tool error that says so;
+  model's pattern runs on RE2 (`evalflow.domain.patterns`, bounded memory), linear in the
+  line's length, and syntax RE2 lacks is a tool error that says so. Linear is not cheap: a
+  search costs up to (program size × line length), and `((.*a){30}){30}` compiles to ~10,000
+  instructions (39 s per 100 KB), so a program above `EVALFLOW_TOOL_RE2_PROGRAM` instructions
+  is refused, which bounds one line's search through the file-size bound;
+- `list_files` and `grep` stop after `EVALFLOW_TOOL_CALL_S` seconds (checked between paths and
+  lines) with a tool error the model can act on. Neither bound is in `ToolLimits` (the judge
+  fingerprint): they change no answer that finishes within them;
 - `read_file` answers numbered lines of one file;
 - every answer is size-bounded (`ToolLimits`) and says when, and how, it was truncated;
 - every successful call is recorded as a `Search` (pattern or glob, scope, hits), so an UNMET
@@ -32,14 +38,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalflow.domain.globs import glob_match, glob_problem
 from evalflow.domain.models import Search
 from evalflow.domain.patterns import UntrustedPatternError, compile_untrusted
+from evalflow.repo.limits import TOOL_CALL_S, TOOL_PROGRAM_SIZE
 from evalflow.repo.snapshot import RepoSnapshot
 
 MAX_PATTERN_CHARS = 500
 _LINE_CHARS = 400
-# Wall-clock bound on one list_files/grep call: RE2 is linear, but a model's program can still
-# cost seconds per 100 KB (`((.*a){30}){30}`), and a judge must not stall for minutes. Not in
-# `ToolLimits` (the judge fingerprint): it changes no answer that finishes in time.
-CALL_SECONDS = 10.0
 
 
 class ToolLimits(BaseModel):
@@ -121,7 +124,7 @@ def _bad_glob(glob: str) -> str | None:
 def _timed_out(tool: str, started: float, where: str) -> ToolResult:
     return ToolResult(
         f"error: {tool} stopped after {time.monotonic() - started:.0f} s (the per-call limit is "
-        f"{CALL_SECONDS:.0f} s) at {where}; narrow the pattern or the glob",
+        f"{TOOL_CALL_S.value():g} s) at {where}; narrow the pattern or the glob",
         is_error=True,
     )
 
@@ -197,10 +200,10 @@ class RepoTools:
         if problem:
             return ToolResult(f"error: refused: {problem}", is_error=True)
         diff = set(self._diff)
-        started = time.monotonic()
+        started, seconds = time.monotonic(), TOOL_CALL_S.value()
         paths = []
         for path in self._diff + self._rest:
-            if time.monotonic() - started > CALL_SECONDS:
+            if time.monotonic() - started > seconds:
                 return _timed_out("list_files", started, path)
             if glob_match(path, glob):
                 paths.append(path)
@@ -221,13 +224,20 @@ class RepoTools:
             regex = compile_untrusted(pattern)
         except UntrustedPatternError as exc:
             return ToolResult(f"error: invalid regular expression: {exc}", is_error=True)
+        if regex.programsize > (program_limit := TOOL_PROGRAM_SIZE.value()):
+            return ToolResult(
+                f"error: refused: the pattern compiles to {regex.programsize} RE2 instructions; "
+                f"the limit is {program_limit:g} ({TOOL_PROGRAM_SIZE.env}); use a simpler "
+                "pattern (fewer nested repetitions)",
+                is_error=True,
+            )
         lines: list[str] = []
-        started = time.monotonic()
+        started, seconds = time.monotonic(), TOOL_CALL_S.value()
         for path in self._diff + self._rest:
             if not glob_match(path, path_glob):
                 continue
             for number, text in enumerate(self.snapshot.lines(path), start=1):
-                if time.monotonic() - started > CALL_SECONDS:
+                if time.monotonic() - started > seconds:
                     return _timed_out("grep", started, f"{path}:{number}")
                 if regex.search(text):
                     lines.append(f"{path}:{number}: {text[:_LINE_CHARS]}")

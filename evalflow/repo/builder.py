@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
-from evalflow.repo.git import run_bounded, scrubbed_env
+from evalflow.repo.git import child_timeout, run_bounded, scrubbed_env
+from evalflow.repo.limits import budget_spent
 
 _EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z: every built commit is dated from here
 _STAMP = ".evalflow-build"
-_GIT_TIMEOUT_S = 120
 
 
 class _Commit(BaseModel):
@@ -87,6 +87,7 @@ def _git(dest: Path, *args: str, when: int) -> None:
             "GIT_CONFIG_NOSYSTEM": "1",
         }
     )
+    timeout_s, by_budget = child_timeout(str(dest))
     try:
         done = run_bounded(
             [
@@ -101,13 +102,16 @@ def _git(dest: Path, *args: str, when: int) -> None:
             ],
             env=env,
             cwd=dest,
-            timeout_s=_GIT_TIMEOUT_S,
+            timeout_s=timeout_s,
         )
     except subprocess.TimeoutExpired as exc:
+        if by_budget:
+            raise budget_spent(str(dest)) from exc
         raise InputError(
-            f"git {args[0]} did not finish within {_GIT_TIMEOUT_S} s while building the demo "
+            f"git {args[0]} did not finish within {timeout_s:g} s while building the demo "
             "repository",
             where=str(dest),
+            fix="raise EVALFLOW_GIT_TIMEOUT_S",
         ) from exc
     if done.returncode != 0:
         raise InputError(

@@ -23,16 +23,18 @@ untrusted ``.git``. So this module owns:
   config, hooks and fsmonitor off on the command line, ``safe.bareRepository=explicit``, only
   the ``file`` transport, ``--no-ext-diff --no-textconv`` on every diff, and a timeout.
 
-The workspace (mirrors, empty home, temporary indexes) is a per-process temporary directory
-named after the process id, removed at exit — and, when a run was killed, by the next run.
+The workspace (mirrors, empty home, temporary indexes) is a per-process directory under the
+warehouse's work directory (`use_work_root`; the system temp directory only for commands
+without a warehouse), locked by its process while it lives and removed at exit — and, when a
+run was killed, by the next run, which finds its lock free.
 Callers pass the evaluated repository's path; none ever sees the mirror.
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
-import math
 import os
 import shutil
 import signal
@@ -46,13 +48,10 @@ from dataclasses import dataclass, field
 from multiprocessing import util as mp_util
 from pathlib import Path
 
-from evalflow.errors import InputError
+from evalflow.errors import GitTimeoutError, InputError, LimitExceededError
+from evalflow.repo.limits import GIT_TIMEOUT_S, budget_spent, remaining_s
 from evalflow.repo.worktree_fs import read_regular
 
-_GIT_TIMEOUT_S = 120
-# The bound on each git child, in seconds (a 2 GB file makes `update-index` take minutes).
-_TIMEOUT_ENV = "EVALFLOW_GIT_TIMEOUT_S"
-_MAX_TIMEOUT_S = 86_400
 # After a kill, how long to wait for the pipes to close (a process that left the group may
 # still hold them; evalflow does not wait on it).
 _REAP_S = 5
@@ -128,8 +127,21 @@ class _Workspace:
         return self.root / "template"
 
 
-_STATE: dict[str, _Workspace] = {}
+# One workspace per (process, work root): a process that scores into two warehouses (tests)
+# keeps each one's mirrors where that warehouse is.
+_STATE: dict[tuple[int, Path], _Workspace] = {}
 _STATE_LOCK = threading.Lock()
+_WORK_ROOT: list[Path] = []
+_PREFIX = "evalflow-git-"
+_LOCK = "lock"
+
+
+def use_work_root(path: Path) -> None:
+    """Keep this process's git workspaces under `path` (the warehouse's work directory) from
+    now on, not in the system temp directory: a killed run's mirrors then stay with the
+    warehouse, where the next run finds and removes them."""
+    with _STATE_LOCK:
+        _WORK_ROOT[:] = [Path(path).resolve() / "tmp"]
 
 
 def _remove_workspace(ws: _Workspace) -> None:
@@ -137,40 +149,64 @@ def _remove_workspace(ws: _Workspace) -> None:
         shutil.rmtree(ws.root, ignore_errors=True)
 
 
-_PREFIX = "evalflow-git-"
+def _orphaned(entry: Path) -> bool:
+    """Whether the workspace at `entry` belongs to no running process.
 
-
-def _remove_orphans() -> None:
-    """Remove the workspaces of evalflow processes that were killed (atexit never ran).
-
-    A workspace is named after its process id; one whose process is gone is an orphan (an
-    interrupted run's mirrors would otherwise pile up in the temp directory).
+    Its owner holds an exclusive lock on `entry/lock` for its whole life (forked children
+    share it), so a lock that can be taken is an orphan's — whatever its process id, which
+    another machine sharing the warehouse, or a reused pid, would make meaningless. A
+    workspace without a lock file yet is one being made: orphaned only if its process is gone.
     """
-    for entry in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+    try:
+        fd = os.open(entry / _LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
         pid = entry.name.removeprefix(_PREFIX).split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or entry.is_symlink():
-            continue
+        if not pid.isdigit():
+            return False
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
+            return True
         except PermissionError:
-            pass  # alive, another user's
+            return False  # alive, another user's
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # held: its process runs
+    finally:
+        os.close(fd)
+    return True
+
+
+def _remove_orphans(parent: Path) -> None:
+    """Remove the workspaces of evalflow processes that were killed (atexit never ran)."""
+    for entry in parent.glob(f"{_PREFIX}*-*"):
+        if entry.is_dir() and not entry.is_symlink() and _orphaned(entry):
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _workspace() -> _Workspace:
     with _STATE_LOCK:
-        ws = _STATE.get("current")
-        if ws is None or ws.pid != os.getpid():
-            _remove_orphans()
-            root = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
-            ws = _Workspace(os.getpid(), Path(root))
+        parent = _WORK_ROOT[0] if _WORK_ROOT else Path(tempfile.gettempdir())
+        key = (os.getpid(), parent)
+        ws = _STATE.get(key)
+        if ws is None or not ws.root.is_dir():  # a test may have removed its warehouse
+            parent.mkdir(parents=True, exist_ok=True)
+            _remove_orphans(parent)
+            root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
+            # Held (never closed) until the process ends, however it ends.
+            lock = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            ws = _Workspace(os.getpid(), root)
             for sub in ("home", "template", "mirrors", "index"):
                 (ws.root / sub).mkdir(mode=0o700)
             atexit.register(_remove_workspace, ws)
             # A multiprocessing worker leaves through os._exit, which skips atexit.
             mp_util.Finalize(None, _remove_workspace, args=(ws,), exitpriority=0)
-            _STATE["current"] = ws
+            _STATE[key] = ws
         return ws
 
 
@@ -229,25 +265,21 @@ def run_bounded(
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
-class GitTimeoutError(InputError):
-    """A git child ran past `git_timeout_s` (the repository is too large for the bound)."""
-
-
 def git_timeout_s() -> float:
     """Seconds each git child may run: `EVALFLOW_GIT_TIMEOUT_S`, default 120."""
-    raw = os.environ.get(_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return _GIT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 < value <= _MAX_TIMEOUT_S:
-        raise InputError(
-            f"{_TIMEOUT_ENV}={raw!r} is not a number of seconds in (0, {_MAX_TIMEOUT_S}]",
-            fix=f"unset it (default {_GIT_TIMEOUT_S}) or give a positive number",
-        )
-    return value
+    return GIT_TIMEOUT_S.value()
+
+
+def child_timeout(where: str) -> tuple[float, bool]:
+    """Seconds the next git child may run, and whether the enclosing budget (not the
+    per-child bound) set them; a spent budget raises its error naming the bound."""
+    timeout_s = git_timeout_s()
+    left = remaining_s()
+    if left is None or left >= timeout_s:
+        return timeout_s, False
+    if left <= 0:
+        raise budget_spent(where)
+    return left, True
 
 
 def _run(
@@ -261,7 +293,7 @@ def _run(
     """One hardened git process; `where` only names the repository in errors."""
     env = git_env()
     env.update(extra_env or {})
-    timeout_s = git_timeout_s()
+    timeout_s, by_budget = child_timeout(str(where))
     try:
         done = run_bounded(
             ["git", "--no-pager", *_HARDENING, *args],
@@ -273,10 +305,12 @@ def _run(
     except FileNotFoundError as exc:
         raise InputError("git is not installed", fix="install git and retry") from exc
     except subprocess.TimeoutExpired as exc:
+        if by_budget:
+            raise budget_spent(str(where)) from exc
         raise GitTimeoutError(
             f"git {_verb(args)} did not finish within {timeout_s:g} s",
             where=str(where),
-            fix=f"raise {_TIMEOUT_ENV} if the repository is that large",
+            fix=f"raise {GIT_TIMEOUT_S.env} if the repository is that large",
         ) from exc
     if done.returncode not in ok_codes:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -352,7 +386,11 @@ def _linked_entry(dot_git: Path) -> str:
     pending = [dot_git]
     while pending:
         here = pending.pop()
-        with os.scandir(here) as entries:
+        try:
+            entries = os.scandir(here)
+        except FileNotFoundError:  # removed meanwhile (a `git gc` packing loose objects)
+            continue
+        with entries:
             for entry in entries:
                 if here == dot_git and entry.name not in _DATA:
                     continue
@@ -371,6 +409,7 @@ def _mirror_path(ws: _Workspace, top: Path) -> Path:
 
 def _create_mirror(ws: _Workspace, top: Path) -> _Mirror:
     path = _mirror_path(ws, top)
+    shutil.rmtree(path, ignore_errors=True)  # what an `init` stopped by its bound left
     _run(["init", "--quiet", "--bare", f"--template={ws.template}", str(path)], where=top)
     for key, value in _MIRROR_CONFIG:
         _run([f"--git-dir={path}", "config", key, value], where=top)
@@ -581,7 +620,7 @@ def require_repo(repo: Path) -> Path:
     _refuse_foreign(top)  # its own message, not "not a git repository"
     try:
         _sync(top)
-    except GitTimeoutError:
+    except (GitTimeoutError, LimitExceededError):
         raise
     except InputError as exc:
         raise not_a_repo from exc

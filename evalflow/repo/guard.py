@@ -6,7 +6,9 @@ and untracked file before scoring, and compares after. Any difference is a
 accident. HEAD comes from a fetch into evalflow's mirror, status and the file list from git on
 the working tree with the mirror's config and a private index (`evalflow.repo.git.worktree`),
 and contents are read without following any symlink (`evalflow.repo.worktree_fs`): checking the
-repository runs none of its code and reads nothing outside it.
+repository runs none of its code and reads nothing outside it. The snapshot's bounds hold here
+too (file count, path depth, bytes read); a file above `EVALFLOW_MAX_FILE_BYTES` is compared by
+size and modification time, not hashed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from evalflow.errors import ReadOnlyViolationError
 from evalflow.repo.git import git, require_repo, worktree
+from evalflow.repo.limits import MAX_FILE_BYTES, MAX_READ_BYTES
+from evalflow.repo.snapshot import check_listing
 from evalflow.repo.worktree_fs import fingerprint
 
 
@@ -35,10 +39,18 @@ def capture_state(repo: Path) -> RepoState:
     with worktree(top, index_from=head) as run:
         status = run("status", "--porcelain=v1", "-z", "--untracked-files=all")
         listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    raws = sorted(set(listing.split(b"\0")) - {b""})
+    check_listing([raw.decode("utf-8", "replace") for raw in raws], str(top), head[:12])
+    limit, total_limit = int(MAX_FILE_BYTES.value()), MAX_READ_BYTES.value()
     digest = hashlib.sha256()
-    for raw in sorted(set(listing.split(b"\0")) - {b""}):
+    total = 0
+    for raw in raws:
         digest.update(raw + b"\0")
-        digest.update(fingerprint(top, raw.decode("utf-8", "surrogateescape")))
+        print_, read = fingerprint(top, raw.decode("utf-8", "surrogateescape"), limit)
+        digest.update(print_)
+        total += read
+        if total > total_limit:
+            raise MAX_READ_BYTES.exceeded(f"checking the repository reads {total} bytes", str(top))
     return RepoState(
         head=head, status=status.decode("utf-8", "replace"), content_sha256=digest.hexdigest()
     )

@@ -7,6 +7,11 @@ mirror's config and a private index, and read without following symlinks
 (`evalflow.repo.worktree_fs`). Binary files, files above the size limit, symlinks, special
 files and submodules are skipped with a note; non-UTF-8 text is decoded with replacement
 characters (line numbers stay right) and noted.
+
+Bounded (`evalflow.repo.limits`): a file above `EVALFLOW_MAX_FILE_BYTES` is skipped and noted;
+more files than `EVALFLOW_MAX_FILES`, a path deeper than `EVALFLOW_MAX_PATH_DEPTH` or more
+than `EVALFLOW_MAX_READ_BYTES` to read refuse the snapshot before anything is read, naming the
+bound (`LimitExceededError`): a hostile tree ends in one line, never a hang.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalflow.repo.git import git, worktree
+from evalflow.repo.limits import MAX_FILE_BYTES, MAX_FILES, MAX_PATH_DEPTH, MAX_READ_BYTES
 from evalflow.repo.worktree_fs import read_regular
 
-DEFAULT_MAX_FILE_BYTES = 1_000_000
 WORKTREE = "WORKTREE"
+_SHOWN_PATH = 120  # characters of an over-deep path an error shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,26 +81,47 @@ def _decode(path: str, data: bytes, max_bytes: int, notes: list[str]) -> str | N
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
-def load_snapshot(
-    repo: Path, commit: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-) -> RepoSnapshot:
+def check_listing(paths: list[str], where: str, at: str) -> None:
+    """Refuse a listing above the file-count or path-depth bound (before anything is read)."""
+    if len(paths) > MAX_FILES.value():
+        raise MAX_FILES.exceeded(f"the repository has {len(paths)} files at {at}", where)
+    depth_limit = MAX_PATH_DEPTH.value()
+    deep = next((p for p in paths if p.count("/") + 1 > depth_limit), None)
+    if deep is not None:
+        shown = deep if len(deep) <= _SHOWN_PATH else deep[:_SHOWN_PATH] + "…"
+        raise MAX_PATH_DEPTH.exceeded(
+            f"{shown} at {at} is {deep.count('/') + 1} directory levels deep", where
+        )
+
+
+def _check_total(total: int, where: str, at: str) -> None:
+    if total > MAX_READ_BYTES.value():
+        raise MAX_READ_BYTES.exceeded(f"reading the repository at {at} takes {total} bytes", where)
+
+
+def load_snapshot(repo: Path, commit: str, *, max_file_bytes: int | None = None) -> RepoSnapshot:
     """Every text file of `commit` (a full SHA), read through git objects."""
+    limit = max_file_bytes or int(MAX_FILE_BYTES.value())
     notes: list[str] = []
     blobs: list[tuple[str, str]] = []
-    for entry in git(repo, "ls-tree", "-r", "-l", "-z", commit).split(b"\0"):
-        if not entry:
-            continue
-        meta, path_bytes = entry.split(b"\t", 1)
-        mode, kind, sha, size = meta.decode().split()
-        path = path_bytes.decode("utf-8", "replace")
+    entries = [e for e in git(repo, "ls-tree", "-r", "-l", "-z", commit).split(b"\0") if e]
+    listed = [
+        (meta.decode().split(), raw.decode("utf-8", "replace"))
+        for meta, raw in (e.split(b"\t", 1) for e in entries)
+    ]
+    check_listing([path for _, path in listed], str(repo), commit[:12])
+    total = 0
+    for (mode, kind, sha, size), path in listed:
         if kind != "blob":
             notes.append(f"{path}: skipped, {kind} (submodule)")
         elif mode == "120000":
             notes.append(f"{path}: skipped, symbolic link")
-        elif int(size) > max_file_bytes:
-            notes.append(f"{path}: skipped, {size} bytes is above the {max_file_bytes}-byte limit")
+        elif int(size) > limit:
+            notes.append(f"{path}: skipped, {size} bytes is above the {limit}-byte limit")
         else:
             blobs.append((path, sha))
+            total += int(size)
+    _check_total(total, str(repo), commit[:12])
     files: dict[str, SourceFile] = {}
     if blobs:
         out = git(
@@ -106,33 +133,38 @@ def load_snapshot(
             size = int(out[offset:header_end].split()[2])
             data = out[header_end + 1 : header_end + 1 + size]
             offset = header_end + 1 + size + 1
-            text = _decode(path, data, max_file_bytes, notes)
+            text = _decode(path, data, limit, notes)
             if text is not None:
                 files[path] = SourceFile(path, text)
     return RepoSnapshot(commit=commit, files=files, notes=tuple(notes))
 
 
 def load_worktree_snapshot(
-    repo: Path, head_commit: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    repo: Path, head_commit: str, *, max_file_bytes: int | None = None
 ) -> RepoSnapshot:
     """Tracked (in `head_commit`) and untracked, not ignored files as on disk, read only."""
+    limit = max_file_bytes or int(MAX_FILE_BYTES.value())
     notes: list[str] = []
     files: dict[str, SourceFile] = {}
     with worktree(repo, index_from=head_commit) as run:
         listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    for raw in sorted(set(listing.split(b"\0")) - {b""}):
+    raws = sorted(set(listing.split(b"\0")) - {b""})
+    at = f"{head_commit[:12]}+{WORKTREE}"
+    check_listing([raw.decode("utf-8", "replace") for raw in raws], str(repo), at)
+    total = 0
+    for raw in raws:
         path = raw.decode("utf-8", "replace")
-        entry, data = read_regular(repo, raw.decode("utf-8", "surrogateescape"), max_file_bytes)
+        entry, data = read_regular(repo, raw.decode("utf-8", "surrogateescape"), limit)
         if entry.kind == "symlink":
             notes.append(f"{path}: skipped, symbolic link")
         elif entry.kind == "special":
             notes.append(f"{path}: skipped, not a regular file")
         elif entry.kind == "file" and data is None:
-            notes.append(
-                f"{path}: skipped, {entry.size} bytes is above the {max_file_bytes}-byte limit"
-            )
+            notes.append(f"{path}: skipped, {entry.size} bytes is above the {limit}-byte limit")
         elif data is not None:
-            text = _decode(path, data, max_file_bytes, notes)
+            total += len(data)
+            _check_total(total, str(repo), at)
+            text = _decode(path, data, limit, notes)
             if text is not None:
                 files[path] = SourceFile(path, text)
     return RepoSnapshot(commit=f"{head_commit}+{WORKTREE}", files=files, notes=tuple(notes))

@@ -87,13 +87,21 @@ def read_regular(root: Path, rel: str, limit: int) -> tuple[Entry, bytes | None]
     return (Entry("file", size=len(data)), data) if len(data) <= limit else (entry, None)
 
 
-def fingerprint(root: Path, rel: str) -> bytes:
-    """A digest of what is at `rel`: content for a file, the target for a link, else the kind."""
+def fingerprint(root: Path, rel: str, limit: int) -> tuple[bytes, int]:
+    """A digest of what is at `rel` and the bytes read for it: content for a file of at most
+    `limit` bytes, size and modification time for a larger one (git's own test for a
+    change; hashing a 2 GB file would cost more than the evaluation), the target for a link,
+    else the kind."""
     entry, fd = _open(root, rel)
     if fd is None:
-        return f"{entry.kind}:{entry.target}".encode()
-    digest = hashlib.sha256()
+        return f"{entry.kind}:{entry.target}".encode(), 0
     with os.fdopen(fd, "rb") as handle:
+        if entry.size > limit:
+            st = os.fstat(handle.fileno())
+            return f"large:{st.st_size}:{st.st_mtime_ns}".encode(), 0
+        digest = hashlib.sha256()
+        read = 0
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
-    return b"file:" + digest.digest()
+            read += len(chunk)
+    return b"file:" + digest.digest(), read

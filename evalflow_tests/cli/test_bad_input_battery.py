@@ -280,7 +280,13 @@ ENV_CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("DAGSTER_HOME", "/no/such/home", ("materialize",)),
     ("EVALFLOW_JUDGE", "nope", ("score", "{manifest}")),
     ("EVALFLOW_MAX_COST_USD", "lots", ("score", "{manifest}")),
-]
+    *[(bound, bad, ("score", "{manifest}"))
+      for bound in ("EVALFLOW_GIT_TIMEOUT_S", "EVALFLOW_PREPARE_TIMEOUT_S", "EVALFLOW_MAX_FILES",
+                    "EVALFLOW_MAX_FILE_BYTES", "EVALFLOW_MAX_PATH_DEPTH", "EVALFLOW_MAX_READ_BYTES",
+                    "EVALFLOW_TOOL_CALL_S", "EVALFLOW_TOOL_RE2_PROGRAM")
+      for bad in ("lots", "0", "inf")],
+    ("EVALFLOW_MAX_FILES", "1.5", ("register", "{manifest}")),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from evalflow.judges.repo_tools import TOOL_DEFINITIONS, TOOL_NAMES, RepoTools, ToolLimits
@@ -134,3 +136,21 @@ def test_call_dispatches_and_validates_arguments() -> None:
     assert t.call("rm", {}).is_error
     assert t.call("grep", "not an object").is_error
     assert t.call("list_files", {}).search is not None
+
+
+def test_a_grep_program_above_the_re2_bound_is_refused_at_once(monkeypatch) -> None:
+    """`((.*a){30}){30}` compiles to ~10,000 RE2 instructions: 39 s per 100 KB line, beyond
+    any per-call time check between lines. Refused before it runs, naming the bound."""
+    long_line = RepoSnapshot(commit="c0", files={"a.txt": SourceFile("a.txt", "ab" * 50_000)})
+    tool = RepoTools(long_line, ("a.txt",))
+    started = time.monotonic()
+    out = tool.grep("((.*a){30}){30}", "**")
+    assert time.monotonic() - started < 1.0
+    assert (
+        out.is_error and "RE2 instructions" in out.text and "EVALFLOW_TOOL_RE2_PROGRAM" in out.text
+    )
+    assert tool.searches == []
+    monkeypatch.setenv("EVALFLOW_TOOL_RE2_PROGRAM", "20")  # lowered: a modest program too
+    assert tool.grep("(.*a){6}", "**").is_error
+    monkeypatch.delenv("EVALFLOW_TOOL_RE2_PROGRAM")
+    assert tool.grep("(.*a){6}", "**").text.startswith("a.txt:1: abab")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -143,6 +144,42 @@ def test_a_killed_runs_git_workspace_is_removed_by_the_next_run(make_repo, tmp_p
     assert list(temp.glob("evalflow-git-*")) == []
 
 
+def test_git_state_lives_in_the_warehouse_and_a_killed_runs_is_removed(
+    mini: Path, tmp_path: Path
+) -> None:
+    """Mirrors and scratch indexes go under <warehouse>/tmp, never $TMPDIR; the next run
+    removes a killed run's workspace (its lock is free) and one whose process is gone before
+    it took its lock, and keeps a live one (its lock is held)."""
+    temp, warehouse = tmp_path / "temp", tmp_path / "wh"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join(sys.path)}
+    code = (
+        "from pathlib import Path; from evalflow.io.evaluation import open_snapshot, prepare_run;"
+        "from evalflow.repo.guard import capture_state;"
+        f"p = prepare_run(Path({str(mini / 'runs' / 'good.yaml')!r}), Path({str(warehouse)!r}));"
+        "open_snapshot(p); capture_state(p.repo)"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", code + "; import os; os.kill(os.getpid(), 9)"],
+        env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -9
+    (orphan,) = (warehouse / "tmp").glob("evalflow-git-*")
+    assert (orphan / "mirrors").is_dir() and any((orphan / "mirrors").iterdir())
+    unlocked = warehouse / "tmp" / "evalflow-git-999999999-x"  # died before taking its lock
+    live = warehouse / "tmp" / f"evalflow-git-{os.getpid()}-live"
+    for leftover in (unlocked, live):
+        (leftover / "mirrors").mkdir(parents=True)
+    lock = os.open(live / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        subprocess.run([sys.executable, "-c", code], env=env, timeout=120, check=True)
+        assert [p.name for p in (warehouse / "tmp").iterdir()] == [live.name]
+    finally:
+        os.close(lock)
+    assert list(temp.iterdir()) == []
+
+
 def test_every_git_child_is_bounded_by_the_configured_time(
     make_repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,7 +191,7 @@ def test_every_git_child_is_bounded_by_the_configured_time(
         require_repo(repo)
     for bad in ("abc", "0", "-5", "inf", "nan"):
         monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", bad)
-        with pytest.raises(InputError, match="is not a number of seconds"):
+        with pytest.raises(InputError, match=r"EVALFLOW_GIT_TIMEOUT_S=.* is not a number in"):
             resolve_commit(repo, "head")
     monkeypatch.setenv("EVALFLOW_GIT_TIMEOUT_S", "60")
     assert len(resolve_commit(repo, "head")) == 40
