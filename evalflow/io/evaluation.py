@@ -38,7 +38,13 @@ from evalflow.repo.diff_surface import DiffFile, diff_surface
 from evalflow.repo.git import git, require_repo, resolve_commit, use_work_root
 from evalflow.repo.limits import PREPARE_S, budget
 from evalflow.repo.run_view import confine_diff, confine_snapshot
-from evalflow.repo.snapshot import WORKTREE, RepoSnapshot, load_snapshot, load_worktree_snapshot
+from evalflow.repo.snapshot import (
+    WORKTREE,
+    RepoSnapshot,
+    check_tree,
+    load_snapshot,
+    load_worktree_snapshot,
+)
 from evalflow.repo.test_inventory import FailedTest, LevelConventions, failed_tests
 
 K_RUNS = 3
@@ -111,6 +117,7 @@ def _prepare(manifest_path: Path, warehouse: Path) -> PreparedRun:
             where=str(manifest_path),
             fix="set head to the commit the framework run ended on",
         )
+    check_tree(repo, head_sha)
     surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
     if manifest.root is not None:
         _require_root(repo, head_sha, worktree, manifest.root, loaded.path)

@@ -37,10 +37,10 @@ def capture_state(repo: Path) -> RepoState:
     top = require_repo(repo)  # fetches the mirror, so its HEAD is the repository's HEAD now
     head = git(top, "rev-parse", "--verify", "HEAD^{commit}").decode().strip()
     with worktree(top, index_from=head) as run:
-        status = run("status", "--porcelain=v1", "-z", "--untracked-files=all")
         listing = run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    raws = sorted(set(listing.split(b"\0")) - {b""})
-    check_listing([raw.decode("utf-8", "replace") for raw in raws], str(top), head[:12])
+        raws = sorted(set(listing.split(b"\0")) - {b""})
+        check_listing([raw.decode("utf-8", "replace") for raw in raws], str(top), head[:12])
+        status = run("status", "--porcelain=v1", "-z", "--untracked-files=all")
     limit, total_limit = int(MAX_FILE_BYTES.value()), MAX_READ_BYTES.value()
     digest = hashlib.sha256()
     total = 0

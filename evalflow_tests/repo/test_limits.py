@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from evalflow.errors import InputError, LimitExceededError
+from evalflow.io import evaluation
 from evalflow.io.evaluation import open_snapshot, prepare_run
 from evalflow.repo import snapshot as snapshot_module
 from evalflow.repo.git import resolve_commit
@@ -48,6 +49,10 @@ def hostile_repo(root: Path, files: dict[str, bytes]) -> Path:
     return root
 
 
+def _never(*args: object) -> None:
+    raise AssertionError("not reached")
+
+
 def _every_reader_refuses(repo: Path, match: str) -> None:
     head = resolve_commit(repo, "head")
     for read in (
@@ -60,11 +65,16 @@ def _every_reader_refuses(repo: Path, match: str) -> None:
         assert "\n" not in error.value.one_line() and "not scored" in error.value.what
 
 
-def test_many_files_are_refused_naming_the_bound(tmp_path: Path, monkeypatch) -> None:
+def test_many_files_are_refused_naming_the_bound(tmp_path: Path, mini: Path, monkeypatch) -> None:
     repo = hostile_repo(tmp_path / "r", {f"d{i % 50}/f{i}.py": b"x = 1\n" for i in range(5_000)})
     monkeypatch.setenv("EVALFLOW_MAX_FILES", "1000")
     started = time.monotonic()
-    _every_reader_refuses(repo, r"has 5001 files at .*limit is 1000 files .*EVALFLOW_MAX_FILES")
+    refused = r"has 5001 files at .*limit is 1000 files .*EVALFLOW_MAX_FILES"
+    _every_reader_refuses(repo, refused)
+    # prepare_run refuses before diffing the hostile tree (200,000 added files: 15 s).
+    monkeypatch.setattr(evaluation, "diff_surface", _never)
+    with pytest.raises(LimitExceededError, match=refused):
+        prepare_run(_manifest(tmp_path, mini, repo=str(repo)), tmp_path / "wh")
     assert time.monotonic() - started < 60
     monkeypatch.setenv("EVALFLOW_MAX_FILES", "5001")  # the control: at the bound, read
     assert len(load_snapshot(repo, resolve_commit(repo, "head")).files) == 5_001
