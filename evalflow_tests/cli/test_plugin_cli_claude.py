@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -273,7 +274,7 @@ def test_concurrency_reaches_every_claude_caller(monkeypatch: pytest.MonkeyPatch
     )
     assert len(llm.transports) == 4
     assert {t.settings.concurrency for t in llm.transports} == {7}
-    assert __import__("os").environ["EVALFLOW_CLAUDE_CONCURRENCY"] == "2"
+    assert os.environ["EVALFLOW_CLAUDE_CONCURRENCY"] == "2"
     default = _llm("anthropic", (), 1, "offline", 0)
     assert {t.settings.concurrency for t in default.transports} == {2}
 
