@@ -996,7 +996,12 @@ def _launch_args(
     if not isolation.read_only_root:
         return [*prefix, _SH, "-c", _PLAIN_LAUNCHER, "evalflow-gate", command]
     mount_points = dict.fromkeys(point for point, _, _ in _mountinfo())
-    hide = [*hidden, *(() if host_network else (Path("/run"),))]
+    wanted = dict.fromkeys(
+        Path(p).resolve() for p in (*hidden, *(() if host_network else ("/run",)))
+    )
+    # A path inside another hidden one is covered with it (hiding both left the inner one's
+    # mount point out of reach, and the set-up failed: a repository in the operator's home).
+    hide = [p for p in wanted if not any(p != q and p.is_relative_to(q) for q in wanted)]
     relay = () if registry is None else (f"keep-ro:{registry.parent}", f"relay:{registry}")
     scratch = dict.fromkeys(env[name] for name in _SCRATCH_VARS if env.get(name))
     tagged = [
@@ -1004,7 +1009,7 @@ def _launch_args(
         *(f"keep-rw:{p}" for p in dict.fromkeys(str(Path(p).resolve()) for p in (cwd, *writable))),
         *(f"keep-ro:{Path(p).resolve()}" for p in read_only),
         *relay[:1],
-        *(f"hide:{Path(p).resolve()}" for p in hide),
+        *(f"hide:{p}" for p in hide),
         *(f"scratch:{p}" for p in scratch),
         *((f"loopback:{sys.executable}",) if (loopback or relay) and not host_network else ()),
         *relay[1:],

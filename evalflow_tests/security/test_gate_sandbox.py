@@ -431,3 +431,15 @@ def test_setup_reaches_an_allowed_registry_through_the_relay(
         "registry:ping",
         "http://127.0.0.1:3128 http://127.0.0.1:3128",
     ]
+
+
+def test_a_hidden_path_inside_another_is_hidden_with_it(host: Host) -> None:
+    # A repository inside the operator's home, both hidden: the set-up used to fail.
+    run, output = host.run(
+        f"ls -A {host.outside}; ls -A {host.repo} 2>&1; cat {host.deps}/dep.txt",
+        hidden=(host.repo, host.outside),
+    )
+    assert run.started and run.exit_code == 0, output
+    # Only the way to the re-exposed dependency cache is left of the outer hidden path.
+    assert output.splitlines()[0] == "warehouse"
+    assert "README.md" not in output and "cached dependency" in output
