@@ -27,6 +27,11 @@ STATUSES: tuple[Status, ...] = ("MET", "UNMET", "UNSCORED")
 _KEY_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
+# Linux's PATH_MAX and NAME_MAX: a manifest path beyond them can never be opened.
+_MAX_PATH_BYTES = 4096
+_MAX_NAME_BYTES = 255
+
+
 def _inside_repo(value: str, key: str) -> str:
     """A relative path inside the repository, normalised (`a/b/` → `a/b`)."""
     normal = posixpath.normpath(value.strip())
@@ -688,6 +693,23 @@ class RunManifest(Frozen):
     @classmethod
     def _root_inside(cls, value: str | None) -> str | None:
         return None if value is None else _inside_repo(value, "root")
+
+    @field_validator("root", "baseline", "repo", "source", "spec_dir", "skills_dir")
+    @classmethod
+    def _usable_path(cls, value: str | None) -> str | None:
+        """A path the file system can take: a NUL byte or an overlong name was an internal
+        error (ValueError, ENAMETOOLONG) when the run first touched it, not a line here."""
+        if value is None:
+            return None
+        if "\0" in value:
+            raise ValueError("a path may not hold a NUL byte")
+        longest = max(len(part.encode()) for part in value.split("/"))
+        if len(value.encode()) > _MAX_PATH_BYTES or longest > _MAX_NAME_BYTES:
+            raise ValueError(
+                f"path of {len(value.encode())} bytes (longest name {longest}) is longer than "
+                f"a file system takes ({_MAX_PATH_BYTES} per path, {_MAX_NAME_BYTES} per name)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_location(self) -> RunManifest:

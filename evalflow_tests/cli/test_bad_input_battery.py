@@ -73,6 +73,9 @@ MANIFEST_VALUES: list[tuple[str, object]] = [
     ("gates", {"unit": ["pytest"]}),
     ("require_isolation", "maybe"),
     ("unknown_key", 1),
+    *[(key, bad) for key in ("baseline", "spec_dir", "skills_dir", "root")
+      for bad in ("a\0b", "x" * 5_000, "d/" + "x" * 300)],
+    ("source", "a\0b"), ("source", "x" * 5_000),
 ]  # fmt: skip
 
 MANIFEST_TEXTS: list[tuple[str, str]] = [
@@ -181,6 +184,15 @@ def bench(mini: Path, warehouse_dir: Path) -> Path:
 def test_a_bad_manifest_value(bench: Path, capsys, key: str, value: object) -> None:
     path = bench / "runs" / "bad.yaml"
     path.write_text(yaml.safe_dump({**GOOD_MANIFEST, key: value}), encoding="utf-8")
+    assert_one_line_exit_2(*run_cli(capsys, "register", str(path))[::2])
+
+
+@pytest.mark.parametrize("repo", ["a\0b", "x" * 5_000, "d/" + "x" * 300, "../prd.md", "../sources"])
+def test_a_bad_repo_path(bench: Path, capsys, repo: str) -> None:
+    """Not a git repository, or no path at all (a NUL byte, ENAMETOOLONG were exit 3)."""
+    path = bench / "runs" / "bad.yaml"
+    doc = {k: v for k, v in GOOD_MANIFEST.items() if k != "source"}
+    path.write_text(yaml.safe_dump({**doc, "repo": repo}), encoding="utf-8")
     assert_one_line_exit_2(*run_cli(capsys, "register", str(path))[::2])
 
 
