@@ -567,8 +567,8 @@ def _require(isolation: Isolation, required: bool) -> None:
     if required and missing:
         raise InputError(
             f"gate isolation required but unavailable: {', '.join(missing)}",
-            fix="run on a machine with user namespaces and cgroup v2, or drop "
-            "--require-isolation / require_isolation",
+            fix="run on a machine with user namespaces and writable memory and pids cgroups, "
+            "or drop --require-isolation / require_isolation",
         )
 
 

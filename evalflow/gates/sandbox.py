@@ -32,7 +32,8 @@ A gate runs code an AI agent wrote, so it is treated as hostile. With full isola
   secret-looking value of evalflow's own environment (`secret_values`), including passwords
   inside URLs.
 - **Limits** (`GateLimits`): memory through a cgroup v2 ``memory.max`` when a delegated
-  cgroup v2 with the memory controller is writable, else ``RLIMIT_DATA`` per process (never
+  cgroup v2 with the memory controller is writable, else a cgroup v1 memory controller's
+  ``memory.limit_in_bytes``, else ``RLIMIT_DATA`` per process (never
   ``RLIMIT_AS`` unless asked: V8/WebAssembly reserve far more address space than they use);
   processes through ``pids.max`` (cgroup v2, else v1), else ``RLIMIT_NPROC``; disk through the
   size of the ``/tmp`` tmpfs; each file through ``RLIMIT_FSIZE``; wall time by killing the
@@ -123,6 +124,7 @@ _ALLOC_FAILED = re.compile(
     rb"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|ENOMEM", re.IGNORECASE
 )
 _OUTPUT_WINDOW = 64 * 1024
+_V1_MEMORY_LIMIT = "memory.limit_in_bytes"
 # What setup may reach: HTTPS (CONNECT) to the package registries `auto_setup`'s installers use
 # (PyPI and its file host for pip/uv, npm's and yarn's registries for npm/pnpm/yarn).
 REGISTRIES = frozenset(
@@ -300,7 +302,8 @@ class GateLimits(BaseModel):
     memory_bytes: int | None = Field(
         default=8 * GIB,
         gt=0,
-        description="cgroup v2 memory.max of the whole gate, else RLIMIT_DATA per process",
+        description="cgroup memory.max (v2) or memory.limit_in_bytes (v1) of the whole gate, "
+        "else RLIMIT_DATA per process",
     )
     processes: int | None = Field(
         default=1024, gt=0, description="cgroup pids.max, else RLIMIT_NPROC (not for host root)"
@@ -344,7 +347,7 @@ class Isolation(BaseModel):
     mount: str = "mount"
     unshare: str = "unshare"
     memory_cgroup: str | None = Field(
-        default=None, description="cgroup v2 directory to create per-gate children in"
+        default=None, description="cgroup (v2, else v1 memory) directory to create children in"
     )
     pids_cgroup: str | None = Field(
         default=None, description="cgroup (v2 or v1 pids) directory to create children in"
@@ -383,8 +386,8 @@ class Isolation(BaseModel):
             found.append("no PID namespace: a process that leaves its session escapes the kill")
         if not self.memory_limit:
             found.append(
-                "memory limited per process by RLIMIT_DATA only (no writable cgroup v2 with "
-                "the memory controller)"
+                "memory limited per process by RLIMIT_DATA only (no writable cgroup with the "
+                "memory controller, v2 or v1)"
             )
         if not self.process_limit:
             found.append(
@@ -586,7 +589,7 @@ def _own_cgroup(
     return None
 
 
-def _usable_parent(parent: Path | None, control: str) -> str | None:
+def _usable_parent(parent: Path | None, control: str, unlimited: str = "max") -> str | None:
     """`parent` if a child cgroup made in it gets `control` and accepts a write, else None."""
     if parent is None:
         return None
@@ -595,7 +598,7 @@ def _usable_parent(parent: Path | None, control: str) -> str | None:
     except OSError:
         return None
     try:
-        (child / control).write_text("max\n")
+        (child / control).write_text(f"{unlimited}\n")
         return str(parent)
     except OSError:
         return None
@@ -611,7 +614,8 @@ def _cgroup_parents(
     """The cgroup directories for memory and pids limits this process can delegate to."""
     v2 = _own_cgroup(mounts, membership, "")
     pids_v1 = _own_cgroup(mounts, membership, "pids")
-    memory = _usable_parent(v2, "memory.max")
+    memory_v1 = _own_cgroup(mounts, membership, "memory")
+    memory = _usable_parent(v2, "memory.max") or _usable_parent(memory_v1, _V1_MEMORY_LIMIT, "-1")
     pids = _usable_parent(v2, "pids.max") or _usable_parent(pids_v1, "pids.max")
     return memory, pids
 
@@ -629,10 +633,15 @@ class _Cgroups:
     def __init__(self, isolation: Isolation, limits: GateLimits) -> None:
         self.dirs: list[Path] = []
         self.memory: Path | None = None
+        # cgroup v1 names the limit and its OOM-kill counter differently from v2.
+        self.memory_events = "memory.events"
         self.pids: Path | None = None
         if isolation.memory_cgroup and limits.memory_bytes is not None:
+            parent = Path(isolation.memory_cgroup)
+            v1 = (parent / _V1_MEMORY_LIMIT).exists()
+            self.memory_events = "memory.oom_control" if v1 else "memory.events"
             self.memory = self._make(
-                Path(isolation.memory_cgroup), "memory.max", limits.memory_bytes
+                parent, _V1_MEMORY_LIMIT if v1 else "memory.max", limits.memory_bytes
             )
         if isolation.pids_cgroup and limits.processes is not None:
             same = self.memory is not None and isolation.pids_cgroup == isolation.memory_cgroup
@@ -1041,7 +1050,7 @@ def _limit_hit(
 ) -> LimitHit | None:
     if exit_code == 0 and not timed_out:
         return None
-    if cgroups.counter(cgroups.memory, "memory.events", "oom_kill") > 0:
+    if cgroups.counter(cgroups.memory, cgroups.memory_events, "oom_kill") > 0:
         return "memory"
     if cgroups.counter(cgroups.pids, "pids.events", "max") > 0:
         return "processes"

@@ -308,5 +308,10 @@ def test_cgroup_discovery_on_a_fake_hierarchy(tmp_path: Path) -> None:
     assert _cgroup_parents(both, membership) == (str(v2 / "job"), str(v2 / "job"))
     v1_only = [("/", "ext4", "rw"), (str(pids), "cgroup", "rw,pids")]
     assert _cgroup_parents(v1_only, membership) == (None, str(pids / "job"))
+    # cgroup v1 with a memory hierarchy (this machine kind): memory.limit_in_bytes there.
+    memory = tmp_path / "memory"
+    (memory / "elsewhere").mkdir(parents=True)
+    v1_memory = [*v1_only, (str(memory), "cgroup", "rw,memory")]
+    assert _cgroup_parents(v1_memory, membership) == (str(memory / "elsewhere"), str(pids / "job"))
     assert _cgroup_parents(v1_only, "0::/job\n") == (None, None)
     assert _cgroup_parents([], membership) == (None, None)

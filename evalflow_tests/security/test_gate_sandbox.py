@@ -73,6 +73,7 @@ class Host:
             "limits": GateLimits(),
             "hidden": (self.warehouse, self.repo, self.hidden),
             "read_only": (self.deps,),
+            "isolation": ISOLATION,
             **kwargs,
         }
         run = execute(
@@ -80,7 +81,6 @@ class Host:
             cwd=self.clone,
             env=gate_env(self.sandbox),
             log=log,
-            isolation=ISOLATION,
             **options,  # type: ignore[arg-type]
         )
         return run, log.read_text(errors="replace")
@@ -443,3 +443,17 @@ def test_a_hidden_path_inside_another_is_hidden_with_it(host: Host) -> None:
     # Only the way to the re-exposed dependency cache is left of the outer hidden path.
     assert output.splitlines()[0] == "warehouse"
     assert "README.md" not in output and "cached dependency" in output
+
+
+@pytest.mark.skipif(ISOLATION.memory_cgroup is None, reason="no writable memory cgroup here")
+def test_the_memory_limit_bounds_the_sum_of_a_gates_processes(host: Host) -> None:
+    # Four processes of 96 MiB each, every one under a 256 MiB limit, 384 MiB together.
+    hog = "python -c 'import time; b = bytearray(96 << 20); time.sleep(3)'"
+    command = f"{hog} & {hog} & {hog} & {hog} & wait %1 && wait %2 && wait %3 && wait %4"
+    limits = GateLimits(memory_bytes=256 << 20)
+    # The control: bounded per process only (RLIMIT_DATA, no cgroup), they all run.
+    per_process = ISOLATION.model_copy(update={"memory_cgroup": None, "memory_limit": False})
+    control, output = host.run(command, limits=limits, isolation=per_process)
+    assert control.exit_code == 0 and control.limit_hit is None, output
+    run, output = host.run(command, limits=limits)
+    assert run.exit_code != 0 and run.limit_hit == "memory", output
