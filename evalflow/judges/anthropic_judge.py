@@ -57,7 +57,9 @@ judge logs a warning and tells the model to score borderline checks UNMET. The m
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -258,14 +260,28 @@ class CircuitBreaker:
     or when `seconds` have passed since the last success with a failure in between. Once
     tripped, `check` raises before any further request is sent; after a cool-down of
     `seconds` it lets calls through again (a long-lived daemon recovers once the API does).
+
+    With a `state` file the trip is shared by every process of the instance (the multiprocess
+    executor's steps, Dagster step retries, a rerun within the cool-down): the first process
+    that trips writes the reason and the wall-clock time there (under a file lock), and every
+    process's `check` reads it before sending, so a wrong key costs the calls already in
+    flight, not a few per process and retry.
     """
 
     def __init__(
-        self, failures: int, seconds: float, clock: Callable[[], float] = time.monotonic
+        self,
+        failures: int,
+        seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        state: Path | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.failures = failures
         self.seconds = seconds
         self.clock = clock
+        self.state = state
+        self.wall = wall
         self._lock = threading.Lock()
         self._consecutive = 0
         self._throttled = False
@@ -276,12 +292,41 @@ class CircuitBreaker:
     def _trip(self, reason: str) -> None:
         if self.tripped is None:
             self.tripped, self._tripped_at = reason, self.clock()
+            if self.state is not None:
+                self._publish(reason)
+
+    def _publish(self, reason: str) -> None:
+        """Write this trip to the shared state unless another process's trip still holds."""
+        assert self.state is not None
+        self.state.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.state.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if self._shared() is None:
+                    tmp = self.state.with_suffix(f".{os.getpid()}.tmp")
+                    tmp.write_text(json.dumps({"reason": reason, "at": self.wall()}))
+                    os.replace(tmp, self.state)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _shared(self) -> tuple[str, float] | None:
+        """Another process's trip still within its cool-down: (reason, seconds ago)."""
+        if self.state is None:
+            return None
+        try:
+            record = json.loads(self.state.read_text())
+            reason, ago = str(record["reason"]), self.wall() - float(record["at"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # none yet (an unreadable one is replaced by the next trip)
+        return (reason, ago) if 0 <= ago < self.seconds else None
 
     def check(self) -> None:
         with self._lock:
             now = self.clock()
             if self.tripped is not None and now - self._tripped_at >= self.seconds:
                 self.tripped, self._consecutive, self._last_ok = None, 0, now
+            if self.tripped is None and (shared := self._shared()) is not None:
+                self.tripped, self._tripped_at = shared[0], now - shared[1]
             if (self._consecutive or self._throttled) and now - self._last_ok >= self.seconds:
                 self._trip(
                     f"no successful API call for {self.seconds:g} s "
@@ -289,10 +334,17 @@ class CircuitBreaker:
                     f"{', rate-limited or overloaded' if self._throttled else ''})"
                 )
             tripped = self.tripped
+            left = self.seconds - (now - self._tripped_at)
         if tripped is not None:
+            shared = (
+                ""
+                if self.state is None
+                else f"; every process refuses calls for {left:.0f} s more (or delete {self.state})"
+            )
             raise JudgeUnavailableError(
                 f"judge unavailable: {tripped}",
-                fix="check the API key, quota and network, then rerun (answers so far are cached)",
+                fix="check the API key, quota and network, then rerun (answers so far are "
+                f"cached){shared}",
             )
 
     def success(self) -> None:
@@ -322,6 +374,8 @@ class CircuitBreaker:
 
 
 _BREAKERS: dict[str, CircuitBreaker] = {}
+# Under a warehouse's cache directory: the breakers' shared state (not a response cache).
+BREAKERS_DIR = "breakers"
 _BREAKERS_LOCK = threading.Lock()
 
 
@@ -331,28 +385,39 @@ def breaker_for(
     failures: int,
     seconds: float,
     kind: type[CircuitBreaker] = CircuitBreaker,
+    state_dir: Path | None = None,
 ) -> CircuitBreaker:
     """The process's breaker for one endpoint and key, of any LLM backend: every judge of a
     run (k scoring runs, side metrics, PluginEval) stops together once the API is known to
-    be unusable. A breaker with other limits or of another kind is replaced."""
+    be unusable; with `state_dir` (under the warehouse) every process of the instance does,
+    through `<state_dir>/<endpoint and key digest>.json`. A breaker with other limits, of
+    another kind or with another state file is replaced."""
     endpoint = hashlib.sha256(f"{base_url}\0{key}".encode()).hexdigest()
+    state = None if state_dir is None else state_dir / f"{endpoint[:16]}.json"
     with _BREAKERS_LOCK:
         breaker = _BREAKERS.get(endpoint)
         if (
             breaker is None
             or type(breaker) is not kind
-            or (breaker.failures, breaker.seconds) != (failures, seconds)
+            or (breaker.failures, breaker.seconds, breaker.state) != (failures, seconds, state)
         ):
-            breaker = kind(failures, seconds)
+            breaker = kind(failures, seconds, state=state)
             _BREAKERS[endpoint] = breaker
         return breaker
 
 
-def shared_breaker(client: anthropic.Anthropic, settings: ClaudeSettings) -> CircuitBreaker:
-    """The Claude endpoint's breaker (`breaker_for`)."""
+def shared_breaker(
+    client: anthropic.Anthropic, settings: ClaudeSettings, cache_dir: Path | None = None
+) -> CircuitBreaker:
+    """The Claude endpoint's breaker (`breaker_for`), shared by the processes of the
+    warehouse whose response cache is `cache_dir` (state in `<cache_dir>/breakers`)."""
     key = getattr(client, "api_key", "") or ""
     return breaker_for(
-        str(client.base_url), key, settings.breaker_failures, settings.breaker_seconds
+        str(client.base_url),
+        key,
+        settings.breaker_failures,
+        settings.breaker_seconds,
+        state_dir=None if cache_dir is None else cache_dir / BREAKERS_DIR,
     )
 
 
@@ -638,7 +703,7 @@ class ClaudeClient:
         self.client = _make_client(settings, base_url, http_client)
         self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
-        self.breaker = shared_breaker(self.client, settings)
+        self.breaker = shared_breaker(self.client, settings, cache_dir)
         self.limiter = limiter_for(str(self.client.base_url), settings.requests_per_s)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()

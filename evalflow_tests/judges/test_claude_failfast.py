@@ -11,12 +11,18 @@ import httpx2
 import pytest
 
 from evalflow.errors import JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CUT_AT_MAX_TOKENS, CircuitBreaker
+from evalflow.judges.anthropic_judge import (
+    CUT_AT_MAX_TOKENS,
+    CircuitBreaker,
+    ClaudeJudge,
+    ClaudeSettings,
+)
 from evalflow.judges.cache import ResponseCache
 from evalflow_tests.judges.fake_anthropic import (
     APP_CORE,
     DEMO_CHECKS,
     TEST_KEY,
+    TEST_PRICES,
     Fail,
     FakeAnthropic,
     Reply,
@@ -165,3 +171,55 @@ def test_mark_unusable_keeps_the_entry_and_says_why(tmp_path: Path) -> None:
         {"run_key": "r", "unusable": "no submit_verdict call"},
     )
     assert "cd" * 32 not in cache
+
+
+def _score_with_a_wrong_key(base_url: str, cache: str, attempts: int) -> None:
+    """One step process of the multiprocess executor, run `attempts` times (step retries)."""
+    for _ in range(attempts):
+        try:
+            claude_judge_at(base_url, Path(cache)).score(demo_request(checks=_many_checks()))
+        except JudgeUnavailableError:
+            continue
+
+
+def claude_judge_at(base_url: str, cache: Path) -> ClaudeJudge:
+    """The child's own judge (round test prices, like `claude_judge`)."""
+    return ClaudeJudge(
+        ClaudeSettings(timeout_s=20.0, concurrency=1),
+        cache_dir=cache,
+        base_url=base_url,
+        prices=TEST_PRICES,
+    )
+
+
+def test_a_tripped_breaker_is_shared_by_every_process_of_the_warehouse(tmp_path: Path) -> None:
+    """A 401 in one process stops the others (and their step retries) before they send."""
+    import multiprocessing
+
+    refuse = Fail(401, "authentication_error", "invalid x-api-key")
+    context = multiprocessing.get_context("spawn")
+    with FakeAnthropic(lambda turn: refuse) as fake:
+        for _ in range(2):  # two step processes, each with two retries after its first try
+            child = context.Process(
+                target=_score_with_a_wrong_key, args=(fake.base_url, str(tmp_path), 3)
+            )
+            child.start()
+            child.join(timeout=120)
+            assert child.exitcode == 0
+    assert len(fake.requests) == 1  # per-process breakers: one per process (2)
+    with pytest.raises(JudgeUnavailableError, match="every process refuses calls"):
+        claude_judge(fake, tmp_path).transport.breaker.check()
+
+
+def test_a_shared_trip_ends_with_its_cool_down(tmp_path: Path) -> None:
+    now = [1000.0]
+    state = tmp_path / "breakers" / "endpoint.json"
+    first = CircuitBreaker(1, 60, state=state, wall=lambda: now[0])
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+    with pytest.raises(JudgeUnavailableError):
+        first.failure(anthropic.APITimeoutError(request=request))
+    other = CircuitBreaker(1, 60, state=state, wall=lambda: now[0])
+    with pytest.raises(JudgeUnavailableError, match="timed out"):
+        other.check()
+    now[0] += 61
+    CircuitBreaker(1, 60, state=state, wall=lambda: now[0]).check()  # a new process passes

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from evalflow.domain.models import Check
 from evalflow.errors import JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CUT_AT_MAX_TOKENS, RateLimiter
+from evalflow.judges.anthropic_judge import BREAKERS_DIR, CUT_AT_MAX_TOKENS, RateLimiter
 from evalflow.judges.cost import Budget
 from evalflow_tests.judges.fake_anthropic import (
     TEST_KEY,
@@ -235,6 +236,8 @@ def test_a_step_retry_pays_only_what_was_never_answered(tmp_path) -> None:
         with pytest.raises(JudgeUnavailableError):
             judge.score(demo_request())
         down[0] = False
+        # The API is back: the tripped breaker's shared state is deleted, as its error says.
+        shutil.rmtree(tmp_path / BREAKERS_DIR)
         retried = claude_judge(fake, tmp_path, concurrency=1, breaker_failures=2)
         verdicts = retried.score(demo_request())
     assert all(v.status != "UNSCORED" for v in verdicts)
