@@ -30,7 +30,7 @@ from evalflow.errors import EvalflowError, InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.io.side_metrics import elicitation_files_digest
 from evalflow.judges.base import Judge, JudgeRequest
-from evalflow.judges.cost import UsageRecord
+from evalflow.judges.cost import UsageRecord, usage_sums
 from evalflow.judges.evidence_kinds import EvidenceRules
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.builder import build_repo
@@ -402,16 +402,7 @@ def verdicts_frame(
 
     def spent(check_id: str) -> dict[str, Any]:
         mine = calls.get(check_id, [])
-        return {
-            "api_calls": sum(not r.cached for r in mine),
-            "input_tokens": sum(r.input_tokens for r in mine),
-            "output_tokens": sum(r.output_tokens for r in mine),
-            "cache_read_tokens": sum(r.cache_read_tokens for r in mine),
-            "cache_write_tokens": sum(r.cache_write_tokens for r in mine),
-            "cost_usd": sum(r.usd for r in mine),
-            "spent_usd": sum(r.usd for r in mine if not r.cached),
-            "usage": json.dumps([r.model_dump(mode="json") for r in mine]),
-        }
+        return {**usage_sums(mine), "usage": json.dumps([r.model_dump(mode="json") for r in mine])}
 
     rows: list[dict[str, Any]] = [
         {

@@ -183,6 +183,20 @@ def usage_frame(records: list[UsageRecord]) -> pd.DataFrame:
     return pd.DataFrame([r.model_dump() for r in records], columns=USAGE_COLUMNS)
 
 
+def usage_sums(records: list[UsageRecord]) -> dict[str, Any]:
+    """The calls paid now, tokens and dollars of some records (a verdict's, a skill's):
+    `cost_usd` counts replayed answers at their original price, `spent_usd` only the paid."""
+    return {
+        "api_calls": sum(not r.cached for r in records),
+        "input_tokens": sum(r.input_tokens for r in records),
+        "output_tokens": sum(r.output_tokens for r in records),
+        "cache_read_tokens": sum(r.cache_read_tokens for r in records),
+        "cache_write_tokens": sum(r.cache_write_tokens for r in records),
+        "cost_usd": sum((r.usd for r in records), 0.0),
+        "spent_usd": sum((r.usd for r in records if not r.cached), 0.0),
+    }
+
+
 def usage_totals(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (run_key, run): API requests, cache-served responses, tokens and dollars."""
     columns = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -16,10 +17,37 @@ from evalflow.judges.cost import Budget
 from evalflow.judges.registry import make_judge
 from evalflow.storage.warehouse import Warehouse
 
+# The judges PluginEval's judged layers run under (Claude only); any other judge leaves them
+# offline and PluginEval spends nothing.
+PLUGINEVAL_JUDGES = ("anthropic", "hybrid")
+PLUGINEVAL_SHARE_ENV = "EVALFLOW_PLUGINEVAL_COST_SHARE"
+# PluginEval's part of --max-cost when it is judged: its own budget, so it never starves the
+# checks (it runs first and, sharing one, left no check judged at --max-cost 0.3/1/2).
+DEFAULT_PLUGINEVAL_SHARE = 0.25
+BudgetPart = Literal["checks", "plugineval"]
 
-def budget_ledger(workdir: Path, run_key: str) -> Path:
-    """Where the budget of `run_key` is kept across processes and invocations."""
-    return workdir / "budgets" / f"{hashlib.sha256(run_key.encode()).hexdigest()[:16]}.json"
+
+def budget_ledger(workdir: Path, run_key: str, part: BudgetPart = "checks") -> Path:
+    """Where one budget of `run_key` is kept across processes and invocations."""
+    digest = hashlib.sha256(run_key.encode()).hexdigest()[:16]
+    return workdir / "budgets" / (f"{digest}.json" if part == "checks" else f"{digest}.{part}.json")
+
+
+def plugineval_share() -> float:
+    """PluginEval's part of a judged run's cost limit (`EVALFLOW_PLUGINEVAL_COST_SHARE`)."""
+    value = os.environ.get(PLUGINEVAL_SHARE_ENV, "").strip()
+    if not value:
+        return DEFAULT_PLUGINEVAL_SHARE
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share <= 1:
+        raise InputError(
+            f"{PLUGINEVAL_SHARE_ENV}={value!r} is not a share between 0 and 1",
+            fix=f"e.g. {DEFAULT_PLUGINEVAL_SHARE} (a quarter of --max-cost for PluginEval)",
+        )
+    return share
 
 
 class EvalflowResource(dg.ConfigurableResource):
@@ -32,8 +60,8 @@ class EvalflowResource(dg.ConfigurableResource):
     rerun_gates: bool = False  # ignore the gate-result cache (--rerun-gates)
     require_isolation: bool = False  # a missing sandbox feature fails the run (--require-isolation)
     # The judge's spend limit for one framework run (--max-cost; unset ⇒ $EVALFLOW_MAX_COST_USD,
-    # unset too ⇒ no limit), one budget shared by its k scoring runs and PluginEval (see
-    # `budget_for`). 0 means spend nothing.
+    # unset too ⇒ no limit): one budget for its k scoring runs and, when PluginEval is judged,
+    # a separate share of it for PluginEval (see `budget_for`). 0 means spend nothing.
     max_cost_usd: float | None = None
     labels: str = ""  # the labels judge's file; empty ⇒ $EVALFLOW_LABELS
     # "unscored" (--rejudge unscored): the LLM judges ask again the checks their stored
@@ -58,32 +86,49 @@ class EvalflowResource(dg.ConfigurableResource):
                 f"EVALFLOW_MAX_COST_USD={value!r} is not a number", fix="e.g. 5 (dollars)"
             ) from exc
 
-    def budget_for(self, run_key: str | None) -> Budget | None:
-        """The one budget of framework run `run_key` (None without a cost limit).
+    def plugineval_judged(self, manifest_judge: str | None, skills_dir: object) -> bool:
+        """Whether PluginEval's judge and Monte Carlo layers call Claude for this run."""
+        return skills_dir is not None and self.judge_name(manifest_judge) in PLUGINEVAL_JUDGES
 
-        Every judge of the run's scoring draws on it: the k scoring runs and side-metric
-        judging. They are separate assets, possibly in separate processes (multiprocess
-        executor, step retries), and a run may be killed and run again, so the budget keeps
-        its ledger under the warehouse, `budgets/<run key digest>.json`: the limit bounds what
-        was paid on that run key in total, over every invocation (raise --max-cost to allow
-        more). Without a run key it lives in this resource."""
+    def budget_for(
+        self, run_key: str | None, part: BudgetPart = "checks", *, split: bool = False
+    ) -> Budget | None:
+        """One budget of framework run `run_key` (None without a cost limit).
+
+        `checks`: every judge of the run's scoring draws on it (the k scoring runs, side
+        metrics); `plugineval`: PluginEval's judged layers have their own, so they can never
+        starve the checks. When PluginEval is judged (`split`, for the checks' budget) the
+        limit is divided: `plugineval_share()` of it for PluginEval, the rest for the checks,
+        so the run's total stays within the limit. The parts run in separate assets, possibly
+        separate processes (multiprocess executor, step retries), and a run may be killed and
+        run again, so each keeps its ledger under the warehouse (`budget_ledger`): the limit
+        bounds what was paid on that run key in total, over every invocation (raise
+        --max-cost to allow more). Without a run key it lives in this resource."""
         limit = self.cost_limit()
         if limit is None:
             return None
-        key = run_key or ""
+        if part == "plugineval":
+            limit *= plugineval_share()
+        elif split:
+            limit *= 1 - plugineval_share()
+        key = f"{run_key or ''}\0{part}\0{limit!r}"
         if key not in self._budgets:
-            ledger = budget_ledger(self.get_warehouse().workdir, run_key) if run_key else None
+            ledger = None
+            if run_key:
+                ledger = budget_ledger(self.get_warehouse().workdir, run_key, part)
             self._budgets[key] = Budget(limit, ledger=ledger)
         return self._budgets[key]
 
-    def get_judge(self, manifest_judge: str | None, *, run_key: str | None = None) -> Judge:
-        """The judge, with its response cache under the warehouse and the budget of framework
-        run `run_key` (`budget_for`)."""
+    def get_judge(
+        self, manifest_judge: str | None, *, run_key: str | None = None, split: bool = False
+    ) -> Judge:
+        """The judge, with its response cache under the warehouse and the checks' budget of
+        framework run `run_key` (`budget_for`; `split` when PluginEval is judged too)."""
         warehouse = self.get_warehouse()
         return make_judge(
             self.judge_name(manifest_judge),
             cache_dir=warehouse.workdir / "cache",
             labels_path=Path(self.labels) if self.labels else None,
-            budget=self.budget_for(run_key),
+            budget=self.budget_for(run_key, split=split),
             rejudge=self.rejudge == "unscored",
         )

@@ -153,9 +153,10 @@ class GateResultRow(RunRow):
 class JudgeCostRow(Row):
     benchmark: str
     run_key: str = RUN_KEY
-    run: int
-    judge_id: str
-    checks: int
+    part: str = Field(description="`checks` (a scoring run) or `plugineval` (its skills)")
+    run: int | None = Field(description="the scoring run; null for PluginEval")
+    judge_id: str = Field(description="the scoring judge, or `plugineval`")
+    checks: int = Field(description="checks judged, or PluginEval's skills")
     api_calls: int
     input_tokens: int
     output_tokens: int
@@ -268,6 +269,13 @@ class PluginJudgeRow(RunRow):
     judges: int
     kappa: float | None = Field(description="Cohen's kappa between judges (≥ 2 judges)")
     scores: str = Field(description="JSON: dimension → judge score")
+    api_calls: int = Field(description="model calls of the judge and Monte Carlo layers paid now")
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float = Field(description="what those layers' calls cost, cache hits included")
+    spent_usd: float = Field(description="what the last materialisation paid")
 
 
 class McSimulationRow(RunRow):
@@ -797,7 +805,9 @@ _SPECS = [
     TableSpec("elo_bootstrap", EloBootstrapRow, "Ratings per benchmark with CIs.", False),
     TableSpec("final_uncertainty", FinalUncertaintyRow, "Monte Carlo CI of each Final.", False),
     TableSpec("final_pair", FinalPairRow, "P(A > B) for each pair of runs.", False),
-    TableSpec("judge_cost", JudgeCostRow, "Judge spend per run and scoring run.", False),
+    TableSpec(
+        "judge_cost", JudgeCostRow, "Judge spend per run: each scoring run, and PluginEval.", False
+    ),
     TableSpec("leaderboard_plots", PlotRow, "Plot files per benchmark.", False),
     TableSpec("retrieval_eval", RetrievalEvalRow, "The retrieval harness per retriever.", False),
     TableSpec("judge_calibration", JudgeCalibrationRow, "The judge against gold labels.", False),

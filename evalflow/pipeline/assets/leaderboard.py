@@ -21,20 +21,38 @@ from evalflow.domain.rounding import format_half_up
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
 from evalflow.storage.tables import columns
 
+_SUMS = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
+         "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
 
-def judge_costs(verdicts: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
-    """What scoring cost per run and scoring run, from the verdict rows' usage totals."""
-    if verdicts.empty:
+
+def judge_costs(
+    verdicts: pd.DataFrame, run_manifest: pd.DataFrame, plugin_judge: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """What judging cost per run: one row per scoring run (`checks`, from the verdict rows'
+    usage totals) and one for PluginEval's judged layers (`plugineval`, from its per-skill
+    rows; before, its spend reached no table and the leaderboard's cost left it out)."""
+    parts = []
+    if not verdicts.empty:
+        scoring = (
+            verdicts.groupby(["run_key", "run", "judge_id"], sort=True)
+            .agg(checks=("check_id", "size"), **{c: (c, "sum") for c in _SUMS})
+            .reset_index()
+        )
+        parts.append(scoring.assign(part="checks"))
+    if plugin_judge is not None and not plugin_judge.empty:
+        plugin = (
+            plugin_judge.groupby("run_key", sort=True)
+            .agg(checks=("skill", "size"), **{c: (c, "sum") for c in _SUMS})
+            .reset_index()
+        )
+        parts.append(plugin.assign(part="plugineval", run=None, judge_id="plugineval"))
+    if not parts:
         return pd.DataFrame(columns=columns("judge_cost"))
-    sums = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
-            "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
-    totals = (
-        verdicts.groupby(["run_key", "run", "judge_id"], sort=True)
-        .agg(checks=("check_id", "size"), **{c: (c, "sum") for c in sums})
-        .reset_index()
-    )
+    totals = pd.concat(parts, ignore_index=True).astype({"run": "Int64"})
     totals = totals.merge(run_manifest[["run_key", "benchmark"]], on="run_key", how="inner")
-    return totals[columns("judge_cost")]
+    order = totals.assign(plugineval_last=totals["part"] == "plugineval")
+    order = order.sort_values(["run_key", "plugineval_last", "run"], ignore_index=True)
+    return order[columns("judge_cost")]
 
 
 @dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
@@ -42,11 +60,12 @@ def judge_cost(
     scoring_run_1: pd.DataFrame,
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
+    plugin_judge: pd.DataFrame,
     run_manifest: pd.DataFrame,
 ) -> dg.Output:
-    """Judge spend (calls, tokens, dollars) per run and scoring run; sum it per benchmark."""
+    """Judge spend (calls, tokens, dollars) per run: each scoring run and PluginEval."""
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
-    frame = judge_costs(verdicts, run_manifest)
+    frame = judge_costs(verdicts, run_manifest, plugin_judge)
     return dg.Output(frame, metadata=table_metadata("judge_cost", frame))
 
 
@@ -169,16 +188,6 @@ def build_leaderboard(
     board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
     board = board.merge(_frontier(board), on="run_key", how="left")
     board["on_frontier"] = board["on_frontier"].fillna(False).astype(bool)
-    return board[columns("leaderboard")]
-
-    board["within_noise_of_next"] = _noise_to_next(board, final_pair)
-    board = _ratings(board, elo_bootstrap)
-    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
-    board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
-    frontier = pareto_frontier(board[["run_key", "final", "framework_cost_usd", "judge_cost_usd"]])[
-        ["run_key", "total_cost_usd", "on_frontier"]
-    ]
-    board = board.merge(frontier, on="run_key", how="left")
     return board[columns("leaderboard")]
 
 

@@ -26,9 +26,10 @@ from evalflow.io.inputs import load_manifest
 from evalflow.io.ledger import ledger_path_for, record_evaluation
 from evalflow.io.plugineval import evaluate_path
 from evalflow.io.registry import manifest_for
+from evalflow.judges.cost import UsageRecord, usage_sums
 from evalflow.pipeline.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
 from evalflow.pipeline.assets.partitions import evaluations
-from evalflow.pipeline.resources import EvalflowResource
+from evalflow.pipeline.resources import PLUGINEVAL_JUDGES, EvalflowResource
 from evalflow.storage.tables import columns
 
 DEPTH = "deep"
@@ -51,9 +52,10 @@ def plugin_options(
     evalflow: EvalflowResource, manifest_judge: str | None, run_key: str | None = None
 ) -> EvalOptions:
     """Offline (static + simulated Monte Carlo) unless the run is judged by Claude: then the
-    judge layer and the Monte Carlo layer use Claude too, sharing the run's cache and the
-    framework run's one budget with its scoring runs (`EvalflowResource.budget_for`)."""
-    if evalflow.judge_name(manifest_judge) not in ("anthropic", "hybrid"):
+    judge layer and the Monte Carlo layer use Claude too, with the run's cache and
+    PluginEval's own share of the framework run's cost limit, so they never starve the
+    checks (`EvalflowResource.budget_for`)."""
+    if evalflow.judge_name(manifest_judge) not in PLUGINEVAL_JUDGES:
         return OFFLINE
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_mc import ClaudeMcFactory
@@ -63,11 +65,24 @@ def plugin_options(
     require_api_key("--judge anthropic")
     warehouse = evalflow.get_warehouse()
     cache_dir = warehouse.workdir / "cache"
-    budget = evalflow.budget_for(run_key)
+    budget = evalflow.budget_for(run_key, "plugineval")
     claude = ClaudeSettings.from_env(rejudge=evalflow.rejudge == "unscored")
     judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
     mc = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
     return EvalOptions(depth=DEPTH, seed=SEED, judges=judges, mc_factory=mc)
+
+
+def _calls_per_skill(options: EvalOptions) -> dict[str, list[UsageRecord]]:
+    """The judged layers' model calls (`plugineval:<skill>` sites), by skill name."""
+    records: list[UsageRecord] = []
+    for source in (*options.judges, options.mc_factory):
+        drain = getattr(source, "drain_usage", None)  # the Claude-backed ones record usage
+        if drain is not None:
+            records += drain()
+    calls: dict[str, list[UsageRecord]] = {}
+    for record in records:
+        calls.setdefault(record.run_key.removeprefix("plugineval:"), []).append(record)
+    return calls
 
 
 def plugin_tables(
@@ -79,6 +94,7 @@ def plugin_tables(
     if skills_dir is not None:
         evaluations_, _ = evaluate_path(skills_dir, options)
         reports = [report_dict(ev) for ev in evaluations_]
+    calls = _calls_per_skill(options)
     for report in reports:
         name = report["skill"]["name"]
         static_layer = _layer(report, "static")
@@ -97,6 +113,8 @@ def plugin_tables(
                 "judges": judge_layer["judges"],
                 "kappa": judge_layer["kappa"],
                 "scores": json.dumps(judge_layer["scores"], sort_keys=True),
+                # Each skill's calls once (two skills of one name: the first row).
+                **usage_sums(calls.pop(name or report["skill"]["dir_name"], [])),
             }
         )
         mc_layer = _layer(report, "monte_carlo")

@@ -52,7 +52,12 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         gates: pd.DataFrame,
     ) -> dg.Output:
         prepared = prepare(context, evalflow)
-        judge = evalflow.get_judge(prepared.manifest.judge, run_key=prepared.run_key)
+        manifest = prepared.manifest
+        judge = evalflow.get_judge(
+            manifest.judge,
+            run_key=prepared.run_key,
+            split=evalflow.plugineval_judged(manifest.judge, manifest.skills_dir),
+        )
         acceptance = acceptance_from_frame(acceptance_runs)
         failing = failing_from_gates(gates)
         verdicts = score_run(prepared, judge, run, open_snapshot(prepared), acceptance, failing)

@@ -4,9 +4,11 @@ below its group with the reason, and every ranking asset tolerates an empty ware
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from evalflow.pipeline.assets.leaderboard import (
     build_leaderboard,
+    judge_costs,
     not_ranked_reasons,
     rankable_runs,
 )
@@ -133,3 +135,39 @@ def test_the_preview_rounds_final_and_ci_by_one_rule() -> None:
     from evalflow.pipeline.assets.leaderboard import _cell
 
     assert (_cell(0.98), _cell(0.975), _cell(None)) == ("0.98", "0.98", "NULL")
+
+
+def test_judge_cost_and_the_leaderboard_count_plugineval() -> None:
+    """PluginEval's spend is a judge_cost row of its own and part of the leaderboard's judge
+    cost (the product reported $1.05 of $1.62: PluginEval's $0.57 was left out)."""
+    sums = {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 0,
+            "cache_write_tokens": 0}  # fmt: skip
+    verdicts = pd.DataFrame(
+        [
+            {"run_key": "b.a.r1", "run": run, "judge_id": "anthropic:claude-x", "check_id": c,
+             "api_calls": 1, "cost_usd": 0.175, "spent_usd": 0.175, **sums}
+            for run in (1, 2, 3) for c in ("S1-AC1-I1", "S1-AC1-T1")
+        ]
+    )  # fmt: skip
+    plugin = pd.DataFrame(
+        [
+            {"run_key": "b.a.r1", "skill": s, "api_calls": 3, "cost_usd": 0.285,
+             "spent_usd": 0.285, **sums}
+            for s in ("one", "two")
+        ]
+    )  # fmt: skip
+    manifest = pd.DataFrame([manifest_row("b.a.r1", KEY_C)])
+    cost = judge_costs(verdicts, manifest, plugin)
+    assert list(cost.columns) == columns("judge_cost")
+    assert list(cost["part"]) == ["checks"] * 3 + ["plugineval"]
+    last = cost.iloc[-1]
+    assert pd.isna(last["run"]) and last["checks"] == 2 and last["cost_usd"] == 0.57
+    out = build_leaderboard(
+        pd.DataFrame([final_row("b.a.r1", 0.5, KEY_C)]),
+        manifest,
+        empty("elo_bootstrap"),
+        empty("final_uncertainty"),
+        empty("final_pair"),
+        cost,
+    )
+    assert out["judge_cost_usd"].iloc[0] == pytest.approx(1.62)
