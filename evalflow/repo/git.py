@@ -195,7 +195,9 @@ def _workspace() -> _Workspace:
         ws = _STATE.get(key)
         if ws is None or not ws.root.is_dir():  # a test may have removed its warehouse
             parent.mkdir(parents=True, exist_ok=True)
-            _remove_orphans(parent)
+            # The system temp directory too: where versions before the warehouse kept them.
+            for place in {parent, Path(tempfile.gettempdir())}:
+                _remove_orphans(place)
             root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
             # Held (never closed) until the process ends, however it ends.
             lock = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

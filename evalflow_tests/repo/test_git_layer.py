@@ -148,10 +148,10 @@ def test_git_state_lives_in_the_warehouse_and_a_killed_runs_is_removed(
     mini: Path, tmp_path: Path
 ) -> None:
     """Mirrors and scratch indexes go under <warehouse>/tmp, never $TMPDIR; the next run
-    removes a killed run's workspace (its lock is free) and one whose process is gone before
-    it took its lock, and keeps a live one (its lock is held)."""
+    removes a killed run's workspace (its lock is free), one whose process is gone before it
+    took its lock and an older version's in $TMPDIR, and keeps a live one (its lock is held)."""
     temp, warehouse = tmp_path / "temp", tmp_path / "wh"
-    temp.mkdir()
+    (temp / "evalflow-git-999999999-old" / "mirrors").mkdir(parents=True)  # an older version's
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join(sys.path)}
     code = (
         "from pathlib import Path; from evalflow.io.evaluation import open_snapshot, prepare_run;"
