@@ -142,6 +142,9 @@ _PROXY_ENV = {
     ),
     "npm_config_proxy": _PROXY,
     "npm_config_https_proxy": _PROXY,
+    # Yarn 2+ reads only its own YARN_* settings, not HTTPS_PROXY nor npm_config_*.
+    "YARN_HTTP_PROXY": _PROXY,
+    "YARN_HTTPS_PROXY": _PROXY,
     "NO_PROXY": "",
     "no_proxy": "",
     "npm_config_noproxy": "",
