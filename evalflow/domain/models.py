@@ -256,7 +256,8 @@ class HttpCall(Frozen):
 
 
 class FileExpectation(Frozen):
-    """A file the command must leave in the clone (a path relative to the clone's root)."""
+    """A file the command must leave in the clone (a path relative to the run's folder, its
+    `root:`, else the clone's top: where the command ran)."""
 
     path: str
     contains: tuple[str, ...] = ()

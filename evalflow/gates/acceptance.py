@@ -5,7 +5,9 @@ Per framework run, only when some check has a `run` probe and a result is not ca
 1. a fresh clone of head, its dependency **setup** and the benchmark's **build** command, in
    the same sandbox, settings and limits as the gates (`evalflow.gates.runner`); a setup or
    build that does not pass makes every probe *not run* with that reason;
-2. each probe in that clone, one after another, offline: a **command** through the sandbox's
+2. each probe in the run's folder of that clone (the manifest's ``root:``, else its top: the
+   same command judges every framework's folder alike), one after another, offline: a
+   **command** through the sandbox's
    shell (stdout and stderr captured apart, in a directory outside the clone), or an **HTTP**
    call — evalflow's stdlib driver starts the baseline's ``serve:`` command with ``$PORT``,
    waits until 127.0.0.1:PORT accepts, sends the requests and records the last answer. Server
@@ -213,13 +215,13 @@ class _Probe:
         deps = self.ctx.deps_cache
         return execute(
             command,
-            cwd=self.ws.clone,
+            cwd=self.ws.cwd(self.ctx.root),
             env=_gate_path_env(self.ctx, self.ws),
             log=self.log,
             isolation=self.ctx.isolation,
             timeout_s=timeout_s,
             limits=self.ctx.limits,
-            writable=(self.dir,),
+            writable=(self.ws.clone, self.dir),
             hidden=self.ctx.hidden,
             read_only=self.ctx.exposed + ((deps,) if deps is not None and deps.is_dir() else ()),
             loopback=loopback,
@@ -237,7 +239,8 @@ class _Probe:
         return None
 
     def _files(self) -> dict[str, str | None]:
-        return {f.path: read_regular(self.ws.clone, f.path) for f in self.probe.expect.files}
+        cwd = self.ws.cwd(self.ctx.root)
+        return {f.path: read_regular(cwd, f.path) for f in self.probe.expect.files}
 
     def _mask(self, text: str) -> str:
         return scrub(text, self.ctx.secrets)
@@ -394,10 +397,12 @@ def run_acceptance(
     caches: GateCaches | None = None,
     rerun: bool = False,
     require_isolation: bool = False,
+    root: str | None = None,
 ) -> list[AcceptanceRun]:
     """One row per `run` probe of `checks`, in check order (module docstring). The gate
-    arguments mean what they mean for `run_gates`; `build_command` is the build to run
-    after setup. Raises `ReadOnlyViolationError` when a command changed the repository."""
+    arguments mean what they mean for `run_gates` (`root`: the run's folder, where every
+    command runs); `build_command` is the build to run after setup. Raises
+    `ReadOnlyViolationError` when a command changed the repository."""
     wanted = [(c.id, n, p) for c in checks for n, p in enumerate(c.run, start=1)]
     if not wanted:
         return []
@@ -413,6 +418,7 @@ def run_acceptance(
         hidden=hidden,
         caches=caches,
         require_isolation=require_isolation,
+        root=root,
     )
     common = {
         **head_key(ctx, head),

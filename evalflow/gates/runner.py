@@ -3,7 +3,10 @@
 Per commit evaluated (head, and base only when a failing gate needs the comparison):
 
 1. clone the evaluated repository into a fresh sandbox directory (`_clone`) — never a
-   worktree, which would write into the evaluated repository's ``.git``;
+   worktree, which would write into the evaluated repository's ``.git``. Every command runs
+   in the run's folder of that clone (the manifest's ``root:``, else the clone's top), so
+   ``auto`` setup, lockfiles and project manifests are the folder's own and one command
+   written against the PRD's interface runs alike in every framework's folder;
 2. **setup** (manifest ``setup:``, else the benchmark's ``_benchmark.yaml``; ``auto`` picks the
    standard install from the lockfiles, `evalflow.domain.gates.auto_setup`): runs once, in
    the clone, with HTTPS to the package registries only (`sandbox.REGISTRIES`, through
@@ -138,6 +141,8 @@ class _Context:
     hidden: tuple[Path, ...]
     exposed: tuple[Path, ...]
     sandbox_root: Path
+    # The run's folder in the clone (manifest `root:`); None: the clone's top.
+    root: str | None
     limits: GateLimits
     extra_env: dict[str, str]
     secrets: tuple[str, ...]
@@ -161,6 +166,10 @@ class _Workspace:
     def ready(self) -> bool:
         return self.setup is None or self.setup.status == "pass"
 
+    def cwd(self, root: str | None) -> Path:
+        """Where commands run: the run's folder of the clone."""
+        return self.clone / root if root else self.clone
+
 
 def _clone(repo: Path, sha: str, dest: Path) -> None:
     # From evalflow's mirror, never the evaluated repository: no filter or hook it names runs.
@@ -171,12 +180,20 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def _top_level(repo: Path, sha: str) -> tuple[str, ...]:
-    return tuple(git(repo, "ls-tree", "--name-only", sha).decode("utf-8", "replace").split("\n"))
+def _top_level(repo: Path, sha: str, root: str | None = None) -> tuple[str, ...]:
+    """The names in the run's folder at `sha` (the top level without a root); empty when
+    the folder does not exist there."""
+    if root is None:
+        out = git(repo, "ls-tree", "--name-only", sha)
+    else:
+        out = git(repo, "ls-tree", "--name-only", sha, "--", f"{root}/")
+    prefix = f"{root}/" if root else ""
+    names = out.decode("utf-8", "replace").split("\n")
+    return tuple(n.removeprefix(prefix) for n in names if n)
 
 
-def _blob(repo: Path, sha: str, name: str) -> bytes:
-    return git(repo, "cat-file", "blob", f"{sha}:{name}")
+def _blob(repo: Path, sha: str, name: str, root: str | None = None) -> bytes:
+    return git(repo, "cat-file", "blob", f"{sha}:{root}/{name}" if root else f"{sha}:{name}")
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -203,12 +220,13 @@ def _setup_env(ctx: _Context, base: dict[str, str]) -> dict[str, str]:
 
 def _gate_path_env(ctx: _Context, ws: _Workspace) -> dict[str, str]:
     env = dict(ws.env)
-    first = [ws.clone / ".venv" / "bin", ws.clone / "node_modules" / ".bin"]
+    cwd = ws.cwd(ctx.root)
+    first = [cwd / ".venv" / "bin", cwd / "node_modules" / ".bin"]
     found = [str(p) for p in first if p.is_dir()]
     if found:
         env["PATH"] = os.pathsep.join([*found, env.get("PATH", os.defpath)])
-    if (ws.clone / ".venv" / "bin").is_dir():
-        env["VIRTUAL_ENV"] = str(ws.clone / ".venv")
+    if (cwd / ".venv" / "bin").is_dir():
+        env["VIRTUAL_ENV"] = str(cwd / ".venv")
     if ctx.deps_cache is not None:
         env["npm_config_cache"] = str(ctx.deps_cache / "npm")
         env["npm_config_offline"] = "true"
@@ -236,13 +254,14 @@ def _attempt(ctx: _Context, ws: _Workspace, command: str, *, setup: bool) -> _At
             path.mkdir(parents=True, exist_ok=True)
     run = execute(
         command,
-        cwd=ws.clone,
+        cwd=ws.cwd(ctx.root),
         env=_setup_env(ctx, ws.env) if setup else _gate_path_env(ctx, ws),
         log=log,
         isolation=ctx.isolation,
         timeout_s=ctx.limits.timeout_s,
         limits=ctx.limits,
-        writable=deps if setup else (),
+        # The whole clone stays writable, as without a root (a build may write beside it).
+        writable=(ws.clone, *(deps if setup else ())),
         hidden=ctx.hidden,
         read_only=ctx.exposed + (() if setup else tuple(p for p in deps if p.is_dir())),
         network=setup,
@@ -427,6 +446,14 @@ def _guard(ctx: _Context, before: RepoState, gate: str, where: str) -> None:
         ) from exc
 
 
+def _outermost(paths: Sequence[Path]) -> tuple[Path, ...]:
+    """The paths not inside another one: hiding a folder hides what lies in it, and a path
+    hidden twice (a checkout inside the hidden benchmark folder) could not be sealed
+    read-only under its covered parent, so the sandbox would refuse to start."""
+    unique = list(dict.fromkeys(paths))
+    return tuple(p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique))
+
+
 def _sandbox_root(sandbox_root: Path | None, repo: Path) -> Path:
     root = Path(sandbox_root or tempfile.gettempdir()).resolve()
     if root.is_relative_to(repo.resolve()):
@@ -490,6 +517,7 @@ def head_key(ctx: _Context, head: str) -> dict[str, object]:
         "format": CACHE_FORMAT,
         "code": CODE_VERSION,
         "head": head,
+        "root": ctx.root,
         "setup": ctx.setup,
         "locks": dict(ctx.locks),
         "env": ctx.extra_env,
@@ -584,10 +612,13 @@ def prepare_context(
     hidden: Sequence[Path],
     caches: GateCaches | None,
     require_isolation: bool,
+    root: str | None = None,
 ) -> tuple[_Context, str, tuple[str, ...]]:
     """Everything a command run in a clone of `head_sha` needs (the gates and the `run`
     probes alike): limits, isolation, hidden paths, setup, dependency cache, secrets.
-    Returns the context, the resolved head commit and the head's top-level names."""
+    `root` is the run's folder (manifest `root:`): commands run there, and the setup,
+    lockfiles and project manifests are read there. Returns the context, the resolved head
+    commit and the names in the run's folder at head."""
     if timeout_s is not None and timeout_s <= 0:
         raise InputError("the gate timeout must be positive", where=f"timeout_s={timeout_s}")
     chosen_limits = limits or gate_limits(settings)
@@ -596,23 +627,30 @@ def prepare_context(
     head = resolve_commit(top, head_sha)
     chosen = isolation_for(isolation)
     _require(chosen, require_isolation or bool(settings.require_isolation))
-    root = _sandbox_root(sandbox_root, top)
-    hidden_paths = (top, *(Path(p).resolve() for p in hidden))
-    home, exposed = _private_home(root)
-    covering = [p for p in hidden_paths if root.is_relative_to(p)]
+    sandbox_root_dir = _sandbox_root(sandbox_root, top)
+    hidden_paths = _outermost((top, *(Path(p).resolve() for p in hidden)))
+    home, exposed = _private_home(sandbox_root_dir)
+    covering = [p for p in hidden_paths if sandbox_root_dir.is_relative_to(p)]
     if covering:
         raise InputError(
             "the gate sandbox would live inside a directory hidden from gates",
-            where=f"{root} (inside {covering[0]})",
+            where=f"{sandbox_root_dir} (inside {covering[0]})",
             fix="choose a sandbox directory (or TMPDIR) outside the warehouse and benchmark",
         )
-    head_paths = _top_level(top, head)
+    head_paths = _top_level(top, head, root)
+    if root is not None and not head_paths:
+        raise InputError(
+            f"root {root!r} is no folder of the repository at head {head[:12]}",
+            where=f"root: {root}",
+            fix="set root: to the run's own folder (relative to the repository top)",
+        )
     setup = resolve_setup(settings.setup, head_paths)
     locks = {
-        name: hashlib.sha256(_blob(top, head, name)).hexdigest() for name in lockfiles(head_paths)
+        name: hashlib.sha256(_blob(top, head, name, root)).hexdigest()
+        for name in lockfiles(head_paths)
     }
     manifests = {
-        name: _blob(top, head, name).decode("utf-8", "replace")
+        name: _blob(top, head, name, root).decode("utf-8", "replace")
         for name in head_paths
         if name in ("package.json", "pyproject.toml") or fnmatch.fnmatch(name, "requirements*.txt")
     }
@@ -628,7 +666,8 @@ def prepare_context(
         isolation=chosen,
         hidden=hidden_paths + home,
         exposed=exposed,
-        sandbox_root=root,
+        sandbox_root=sandbox_root_dir,
+        root=root,
         limits=chosen_limits,
         extra_env=extra_env,
         secrets=secret_values(),
@@ -658,6 +697,7 @@ def run_gates(
     hidden: Sequence[Path] = (),
     rerun: bool = False,
     require_isolation: bool = False,
+    root: str | None = None,
 ) -> list[GateResult]:
     """Run setup (when configured), then build, lint, unit and e2e for one framework run.
 
@@ -667,7 +707,8 @@ def run_gates(
     `settings` carries setup, gate_env, gate_limits and require_isolation (manifest over
     benchmark); `limits`/`timeout_s` override its limits. `caches` enables the result and
     dependency caches; `rerun` ignores stored results. `hidden` paths (warehouse, benchmark
-    dir) are invisible to commands, as is the evaluated repository. Raises
+    dir) are invisible to commands, as is the evaluated repository. `root` is the run's
+    folder (manifest `root:`): every command runs there, on head and on base. Raises
     `ReadOnlyViolationError` when a command changed the evaluated repository, `InputError`
     when isolation is required but missing.
     """
@@ -683,6 +724,7 @@ def run_gates(
         hidden=hidden,
         caches=caches,
         require_isolation=require_isolation,
+        root=root,
     )
     base = resolve_commit(top, base_sha)
     setup = ctx.setup
@@ -737,8 +779,8 @@ def run_gates(
                 result = result.model_copy(update={"notes": (*result.notes, note)})
             if result.status == "fail" and gate in rerun_on_base and base != head:
                 if base_side.incomparable is None:
-                    base_side.incomparable = base_incomparable(
-                        head_paths, _top_level(top, base), setup
+                    base_side.incomparable = _base_incomparable(
+                        top, base, ctx.root, head_paths, setup
                     )
                 mentioned = scan_log(attempt.log, pattern)
                 result = base_side.compare(result, command, mentioned)
@@ -749,6 +791,16 @@ def run_gates(
             remove_tree(ws.sandbox)
         base_side.close()
     return ([setup_row] if setup_row is not None else []) + results
+
+
+def _base_incomparable(
+    top: Path, base: str, root: str | None, head_paths: Collection[str], setup: Sequence[str]
+) -> str | None:
+    """`base_incomparable` in the run's folder; a folder the run created is not on base."""
+    base_paths = _top_level(top, base, root)
+    if root is not None and not base_paths:
+        return f"base has no {root}/"
+    return base_incomparable(head_paths, base_paths, setup)
 
 
 def isolation_for(mode: IsolationMode) -> Isolation:

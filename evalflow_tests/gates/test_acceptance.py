@@ -265,3 +265,27 @@ def test_read_regular_refuses_links_and_escapes(tmp_path: Path) -> None:
     assert read_regular(root, "link") is None
     assert read_regular(root, "dir/secret") is None
     assert read_regular(root, "missing") is None
+
+
+@needs_isolation
+def test_one_probe_runs_in_each_runs_own_folder(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # A bake-off layout: the same CLI contract built in two folders, one of them broken. The
+    # probe, written once against the contract, runs in the run's root: and judges each alone.
+    broken = CLI.replace('"days": 14', '"days": 7')
+    repo = make_repo({}, {"speckit/cli.py": CLI, "bmad/cli.py": broken})
+    check = _check(
+        "C1",
+        {
+            "command": "python cli.py start a@x.io",
+            "expect": {"json": {"trial.days": 14}, "files": [{"path": "trial.json"}]},
+        },
+    )
+    verdicts = {
+        root: run_acceptance(repo, "head", [check], sandbox_root=tmp_path / "sb", root=root)[0]
+        for root in ("speckit", "bmad")
+    }
+    assert verdicts["speckit"].passed is True
+    assert verdicts["bmad"].passed is False
+    assert verdicts["bmad"].failures == "json trial.days = 7, expected 14"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -600,3 +602,96 @@ def test_an_interpreter_under_tmp_is_re_exposed_to_gates(
     _, exposed = runner_module._private_home(Path("/tmp"))
     assert venv.resolve() in exposed and (venv / "bin").resolve() in exposed
     assert Path("/usr/bin") not in exposed
+
+
+def test_gates_run_in_the_runs_root_folder_with_its_own_setup(
+    make_repo: Callable[..., Path],
+) -> None:
+    # Two frameworks' folders side by side: each run's commands run in its own folder, and
+    # `auto` setup reads that folder's project files (here: none in app/, a pyproject in other/).
+    repo = make_repo(
+        {"README.md": "x\n"},
+        {
+            "app/marker.txt": "app\n",
+            "other/pyproject.toml": "[project]\nname = 'x'\n",
+        },
+    )
+    commands = GateCommands(build="cat marker.txt", unit="test -f marker.txt")
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        commands,
+        [],
+        timeout_s=30,
+        settings=GateSettings(setup="auto"),
+        root="app",
+        rerun_on_base=(),
+    )
+    by_gate = {r.gate: r for r in results}
+    assert "setup" not in by_gate  # app/ has nothing to install; other/'s pyproject is not read
+    assert by_gate["build"].status == "pass"
+    assert "app" in by_gate["build"].output_tail
+    assert by_gate["unit"].status == "pass"
+    unconfined = run_gates(repo, "head", "base", commands, [], timeout_s=30, rerun_on_base=())
+    assert {r.gate: r.status for r in unconfined}["unit"] == "fail"
+
+
+def test_the_root_folders_venv_comes_first_on_path(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/a.txt": "a\n"})
+    venv_tool = (
+        "mkdir -p .venv/bin && printf '#!/bin/sh\\necho app-venv-tool\\n' > .venv/bin/tool "
+        "&& chmod +x .venv/bin/tool"
+    )
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        GateCommands(unit="tool && test -x ../app/.venv/bin/tool"),
+        [],
+        timeout_s=30,
+        settings=GateSettings(setup=venv_tool),
+        root="app",
+        rerun_on_base=(),
+    )
+    unit = {r.gate: r for r in results}["unit"]
+    assert unit.status == "pass", unit.output_tail
+    assert "app-venv-tool" in unit.output_tail
+
+
+def test_a_root_missing_at_head_is_a_one_line_error(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/a.txt": "a\n"})
+    with pytest.raises(InputError, match="root 'nope' is no folder"):
+        run_gates(repo, "head", "base", GateCommands(unit="true"), [], root="nope")
+
+
+def test_a_root_the_change_created_is_not_compared_on_base(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/t.sh": "exit 1\n"})
+    results = run_gates(
+        repo, "head", "base", GateCommands(unit="sh t.sh"), [], timeout_s=30, root="app"
+    )
+    unit = {r.gate: r for r in results}["unit"]
+    assert unit.status == "fail"
+    assert "base not comparable (base has no app/)" in unit.notes[-1]
+
+
+@needs_isolation
+def test_a_repository_inside_a_hidden_folder_still_gets_a_sandbox(
+    make_repo: Callable[..., Path],
+) -> None:
+    # The real-repo benchmarks keep their checkout inside the (hidden) benchmark folder: the
+    # sandbox refused to start ("cannot make <checkout> read-only") and every gate was not-run.
+    # Outside /tmp, which the sandbox replaces with its own tmpfs anyway.
+    outer = Path(tempfile.mkdtemp(prefix="evalflow-test-", dir="/var/tmp"))
+    try:
+        repo = shutil.copytree(make_repo({"README.md": "x\n"}, {"a.txt": "a\n"}), outer / "co")
+        results = run_gates(
+            repo, "head", "base", GateCommands(unit="cat a.txt"), [], timeout_s=30,
+            hidden=[outer],
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(outer)
+    unit = {r.gate: r for r in results}["unit"]
+    assert unit.status == "pass", unit.evidence

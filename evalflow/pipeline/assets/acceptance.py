@@ -42,6 +42,7 @@ def acceptance_runs(
         hidden=[warehouse.workdir, bench.baseline_path.parent],
         rerun=evalflow.rerun_gates,
         require_isolation=evalflow.require_isolation,
+        root=prepared.manifest.root,
     )
     frame = pd.DataFrame(acceptance_rows(rows), columns=columns("acceptance_runs", stamped=False))
     outcome = frame["passed"].map({True: "passed", False: "failed"}).fillna("not_run")

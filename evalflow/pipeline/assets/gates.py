@@ -45,6 +45,7 @@ def gates(
         hidden=hidden,
         rerun=evalflow.rerun_gates,
         require_isolation=evalflow.require_isolation,
+        root=prepared.manifest.root,
     )
     if prepared.worktree:
         note = "gates ran on the HEAD commit: uncommitted working-tree changes are not gated"
