@@ -287,13 +287,16 @@ def _gap_cell(r: dict, rows: list[tuple], columns: list[str]) -> str:
 
 def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list]]:
     """The human view: Final with its CI, rating ± CI, cost, and the noise flag; a run that
-    is not ranked shows why ("incomplete: N checks unscored") and its bounds instead."""
+    is not ranked shows why ("incomplete: N checks unscored") and its bounds instead. "UNMET
+    proven/other, no proof": UNMETs proven absent (portable search, failed executable check),
+    other UNMETs, and the checks UNSCORED for want of a portable proof of absence."""
     # Here and in the suite printers, not at module top: the roll-up module imports pandas,
     # which `evalflow query` (defined in this module) does not need.
     from evalflow.domain.rounding import format_half_up
 
-    headers = ["#", "framework", "run", "Final", "Adjusted", "band", "borderline", "Final 95% CI",
-               "BT rating (95% CI)", "cost $", "gap to next", "gates", "report"]  # fmt: skip
+    headers = ["#", "framework", "run", "Final", "Adjusted", "band", "borderline",
+               "UNMET proven/other, no proof", "Final 95% CI", "BT rating (95% CI)", "cost $",
+               "gap to next", "gates", "report"]  # fmt: skip
     num = format_half_up
     out = []
     for values in rows:
@@ -313,7 +316,8 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
         out.append([
             "—" if r["rank"] is None else r["rank"], r["framework"],
             r["run_key"].rsplit(".", 1)[-1], final,
-            num(r["adjusted_final"]), r["band"] or "—", r["n_borderline"], ci, rating,
+            num(r["adjusted_final"]), r["band"] or "—", r["n_borderline"],
+            f"{r['unmet_proven']}/{r['unmet_other']}, {r['unscored_no_proof']}", ci, rating,
             num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
         ])  # fmt: skip
     return headers, out

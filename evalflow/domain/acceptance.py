@@ -31,12 +31,14 @@ from evalflow.domain.models import (
     Verdict,
 )
 from evalflow.domain.patterns import compile_untrusted
-from evalflow.domain.portability import FLAG_NO_PORTABLE_PROOF, FLAG_PROVEN_ABSENT
+from evalflow.domain.portability import (
+    FLAG_NO_PORTABLE_PROOF,
+    FLAG_PROVEN_ABSENT,
+    FLAG_RUN_FAILED,
+)
 
 # How much of an output is kept in the table (after masking secrets).
 EXCERPT_CHARS = 1_000
-# A verdict decided by running: UNMET because a run failed its expectation.
-FLAG_RUN_FAILED = "run-failed"
 # What the search probes said about absence no longer applies once a run decided.
 _SEARCH_FLAGS = frozenset({FLAG_NO_PORTABLE_PROOF, FLAG_PROVEN_ABSENT})
 ACCEPTANCE_COLUMNS = [

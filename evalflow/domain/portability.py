@@ -46,6 +46,9 @@ NO_PORTABLE_PROOF = "no portable proof of absence"
 # The verdict flags the heuristic judge sets (`evalflow.judges.heuristic`), counted by reports.
 FLAG_PROVEN_ABSENT = "absence-proven"
 FLAG_NO_PORTABLE_PROOF = "no-portable-proof"
+# Set by `evalflow.domain.acceptance`: an executable acceptance check ran and failed, a proof
+# of absence by behaviour at the PRD's interface, alike for every implementation.
+FLAG_RUN_FAILED = "run-failed"
 # Shorter names (`id`, `to`) occur everywhere and fix nothing.
 _MIN_IDENTIFIER = 3
 
@@ -142,20 +145,43 @@ def portable_probes(record: CheckedRuns | None, run_key: str) -> frozenset[tuple
     return frozenset(out)
 
 
+@dataclass(frozen=True)
+class AbsenceCounts:
+    """How a run's UNMETs were proven, and how many checks lack a portable proof."""
+
+    searched: int  # UNMET: a portable search found the behaviour nowhere
+    ran: int  # UNMET: an executable acceptance check ran and failed
+    other: int  # UNMET on other grounds (lines the judge read, a model judge's answer)
+    unproven: int  # UNSCORED: no portable proof of absence
+
+    @property
+    def proven(self) -> int:
+        return self.searched + self.ran
+
+
+def absence_counts(verdicts: Iterable[tuple[str, str]]) -> AbsenceCounts:
+    """The counts over (majority status, comma-separated flags of the verdict behind it)."""
+    rows = [(status, set(flags.split(",")) if flags else set()) for status, flags in verdicts]
+    searched = sum(s == "UNMET" and FLAG_PROVEN_ABSENT in f for s, f in rows)
+    ran = sum(s == "UNMET" and FLAG_RUN_FAILED in f and FLAG_PROVEN_ABSENT not in f
+              for s, f in rows)  # fmt: skip
+    unmet = sum(s == "UNMET" for s, _ in rows)
+    unproven = sum(s == "UNSCORED" and FLAG_NO_PORTABLE_PROOF in f for s, f in rows)
+    return AbsenceCounts(searched, ran, unmet - searched - ran, unproven)
+
+
 def absence_line(verdicts: Iterable[tuple[str, str]]) -> str | None:
     """One report line over (majority status, comma-separated flags) per check: how many UNMETs
-    a portable search proved, how many other UNMETs, and how many checks are UNSCORED for want
-    of a portable proof of absence. None when no check is either."""
-    rows = [(status, set(flags.split(",")) if flags else set()) for status, flags in verdicts]
-    proven = sum(s == "UNMET" and FLAG_PROVEN_ABSENT in f for s, f in rows)
-    other = sum(s == "UNMET" and FLAG_PROVEN_ABSENT not in f for s, f in rows)
-    unproven = sum(s == "UNSCORED" and FLAG_NO_PORTABLE_PROOF in f for s, f in rows)
-    if not (proven or other or unproven):
+    are proven (by a portable search, by a failed executable check), how many were judged
+    otherwise, and how many checks are UNSCORED for want of a portable proof of absence. None
+    when no check is either."""
+    n = absence_counts(verdicts)
+    if not (n.proven or n.other or n.unproven):
         return None
     return (
-        f"UNMET: {proven} proven absent by a portable search, {other} judged otherwise; "
-        f"{unproven} UNSCORED with {NO_PORTABLE_PROOF} (SPEC §5: one baseline, every "
-        "implementation alike)."
+        f"UNMET: {n.proven} proven ({n.searched} absent by a portable search, {n.ran} failed an "
+        f"executable acceptance check), {n.other} judged otherwise; {n.unproven} UNSCORED with "
+        f"{NO_PORTABLE_PROOF} (SPEC §5: one baseline, every implementation alike)."
     )
 
 

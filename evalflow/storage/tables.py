@@ -510,6 +510,16 @@ class LeaderboardRow(Row):
     band: str | None
     complete: bool
     n_unscored: int
+    unmet_proven: int = Field(
+        description="UNMET checks proven: a portable search found the behaviour nowhere, or an "
+        "executable acceptance check ran and failed"
+    )
+    unmet_other: int = Field(
+        description="UNMET checks on other grounds (lines the judge read, a model's answer)"
+    )
+    unscored_no_proof: int = Field(
+        description="checks UNSCORED for want of a portable proof of absence (SPEC §5)"
+    )
     final_lower: float
     final_upper: float
     final_ci_low: float | None = Field(description="Monte Carlo 95 % CI of Final (judge noise)")

@@ -5,8 +5,9 @@ comparability key (baseline hash, judge id, judge model, prompt version), so a h
 run and a Claude-judged run are never in one order; each group is its own table with its
 own ranks, and the leaderboard carries the key and its parts so mixing is never silent.
 Within a group: rank by Adjusted Final when a gate failed, else Final; ties by Final, then
-run key. Beside the score: the Monte Carlo CI of Final, whether the gap to the next run is
-within judge noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto
+run key. Beside the score: how many UNMETs are proven and how many checks are UNSCORED for
+want of a portable proof of absence, the Monte Carlo CI of Final, whether the gap to the next
+run is within judge noise, the Bradley–Terry rating with its bootstrap CI, the costs and the Pareto
 frontier. A run that is not rankable is still listed, below the ranked runs of its group,
 with `rank` NULL and the reason: an undetermined Final ("incomplete: N checks unscored",
 with its bounds) or a score older than the run's current inputs ("stale": its last scoring
@@ -16,6 +17,7 @@ failed or was never rerun).
 import dagster as dg
 import pandas as pd
 
+from evalflow.domain.portability import absence_counts
 from evalflow.domain.ranking.pareto import pareto_frontier
 from evalflow.domain.rounding import format_half_up
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
@@ -70,6 +72,29 @@ def judge_cost(
 
 
 GROUP_KEYS = ["benchmark", "comparability_key"]
+ABSENCE_COLUMNS = ["unmet_proven", "unmet_other", "unscored_no_proof"]
+
+
+def absences(majority_vote: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per run: UNMETs proven, UNMETs on other grounds, checks UNSCORED for want of a portable
+    proof (`evalflow.domain.portability.absence_counts`). A check's flags are those of the
+    first scoring run that agrees with its majority (else of its first run), as the report
+    reads them."""
+    if majority_vote.empty:
+        return pd.DataFrame(columns=["run_key", *ABSENCE_COLUMNS])
+    merged = verdicts[["run_key", "check_id", "run", "status", "flags"]].merge(
+        majority_vote[["run_key", "check_id", "majority"]], on=["run_key", "check_id"]
+    )
+    merged = merged.assign(disagrees=merged["status"] != merged["majority"])
+    first = merged.sort_values(["run_key", "check_id", "disagrees", "run"]).drop_duplicates(
+        ["run_key", "check_id"]
+    )
+    rows = []
+    for run_key, group in first.groupby("run_key", sort=True):
+        flags = [f if isinstance(f, str) else "" for f in group["flags"]]
+        n = absence_counts(zip(group["majority"], flags, strict=True))
+        rows.append([run_key, n.proven, n.other, n.unproven])
+    return pd.DataFrame(rows, columns=["run_key", *ABSENCE_COLUMNS])
 
 
 def not_ranked_reasons(final_score: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.Series:
@@ -158,7 +183,9 @@ def build_leaderboard(
     final_uncertainty: pd.DataFrame,
     final_pair: pd.DataFrame,
     judge_cost: pd.DataFrame,
+    absence: pd.DataFrame,
 ) -> pd.DataFrame:
+    """One row per scored run (module docstring); `absence` is `absences(...)`."""
     if final_score.empty:
         return pd.DataFrame(columns=columns("leaderboard"))
     manifest = run_manifest[
@@ -166,6 +193,8 @@ def build_leaderboard(
          "judge_prompt_version"]
     ]  # fmt: skip
     board = final_score.merge(manifest, on="run_key", how="inner")
+    board = board.merge(absence, on="run_key", how="left")
+    board[ABSENCE_COLUMNS] = board[ABSENCE_COLUMNS].fillna(0).astype(int)
     reasons = not_ranked_reasons(final_score, run_manifest)
     board["not_ranked_reason"] = board["run_key"].map(reasons)
     board["ranked"] = board["not_ranked_reason"].isna()
@@ -230,10 +259,22 @@ def leaderboard(
     final_uncertainty: pd.DataFrame,
     final_pair: pd.DataFrame,
     judge_cost: pd.DataFrame,
+    majority_vote: pd.DataFrame,
+    scoring_run_1: pd.DataFrame,
+    scoring_run_2: pd.DataFrame,
+    scoring_run_3: pd.DataFrame,
 ) -> dg.Output:
-    """Ranked runs with Final CI, noise flag, rating ± CI, costs and the Pareto frontier."""
+    """Ranked runs with Final CI, noise flag, rating ± CI, costs, the Pareto frontier and
+    the proven/unproven absence counts."""
+    verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
     board = build_leaderboard(
-        final_score, run_manifest, elo_bootstrap, final_uncertainty, final_pair, judge_cost
+        final_score,
+        run_manifest,
+        elo_bootstrap,
+        final_uncertainty,
+        final_pair,
+        judge_cost,
+        absences(majority_vote, verdicts),
     )
     metadata = {"preview": dg.MetadataValue.md(leaderboard_markdown(board))}
     return dg.Output(board, metadata={**table_metadata("leaderboard", board), **metadata})

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from evalflow.pipeline.assets.leaderboard import (
+    absences,
     build_leaderboard,
     judge_costs,
     not_ranked_reasons,
@@ -71,6 +72,7 @@ def board(finals: list[dict], manifests: list[dict]) -> pd.DataFrame:
         empty("final_uncertainty"),
         empty("final_pair"),
         empty("judge_cost"),
+        absences(empty("majority_vote"), empty("scoring_run_1")),
     )
 
 
@@ -108,6 +110,7 @@ def test_empty_frames_give_empty_tables() -> None:
     assert build_leaderboard(
         empty("final_score"), empty("run_manifest"), empty("elo_bootstrap"),
         empty("final_uncertainty"), empty("final_pair"), empty("judge_cost"),
+        absences(empty("majority_vote"), empty("scoring_run_1")),
     ).empty  # fmt: skip
     ratings = elo_bootstrap(
         ac_score=empty("ac_score"), final_score=empty("final_score"),
@@ -169,5 +172,49 @@ def test_judge_cost_and_the_leaderboard_count_plugineval() -> None:
         empty("final_uncertainty"),
         empty("final_pair"),
         cost,
+        absences(empty("majority_vote"), empty("scoring_run_1")),
     )
     assert out["judge_cost_usd"].iloc[0] == pytest.approx(1.62)
+
+
+def test_the_board_counts_proven_unmets_and_checks_without_a_portable_proof() -> None:
+    # Flags come from the first scoring run that agrees with the majority, as in the report.
+    votes = pd.DataFrame(
+        [
+            {"run_key": "b.a.r1", "check_id": c, "majority": m}
+            for c, m in (("I1", "UNMET"), ("I2", "UNMET"), ("I3", "UNSCORED"), ("I4", "UNMET"))
+        ]
+    )
+    flags = {
+        ("I1", 1): "absence-proven",
+        ("I2", 1): "",
+        ("I2", 2): "run-failed",
+        ("I3", 1): "no-portable-proof",
+        ("I4", 1): "evidence-invalid",
+    }
+    verdicts = pd.DataFrame(
+        [
+            {
+                "run_key": "b.a.r1",
+                "check_id": c,
+                "run": run,
+                "status": "MET" if (c, run) == ("I2", 1) else m,
+                "flags": flags.get((c, run), ""),
+            }
+            for c, m in (("I1", "UNMET"), ("I2", "UNMET"), ("I3", "UNSCORED"), ("I4", "UNMET"))
+            for run in (1, 2, 3)
+        ]
+    )
+    counted = absences(votes, verdicts)
+    assert counted.to_dict("records") == [
+        {"run_key": "b.a.r1", "unmet_proven": 2, "unmet_other": 1, "unscored_no_proof": 1}
+    ]
+    out = build_leaderboard(
+        pd.DataFrame([final_row("b.a.r1", 0.5), final_row("b.c.r1", 0.7)]),
+        pd.DataFrame([manifest_row("b.a.r1"), manifest_row("b.c.r1")]),
+        empty("elo_bootstrap"), empty("final_uncertainty"), empty("final_pair"),
+        empty("judge_cost"), counted,
+    )  # fmt: skip
+    by_run = out.set_index("run_key")[["unmet_proven", "unmet_other", "unscored_no_proof"]]
+    assert by_run.loc["b.a.r1"].tolist() == [2, 1, 1]
+    assert by_run.loc["b.c.r1"].tolist() == [0, 0, 0]
