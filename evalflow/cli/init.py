@@ -3,9 +3,10 @@
 The shell around `evalflow.importers`: it reads the repository only through evalflow's
 hardened git layer (`require_repo`, `resolve_commit`, `load_snapshot`, and `git log` through
 the same mirror — never inside the repository, never its code), then writes `prd.md`, a draft
-`_ac-baseline.yaml` and `runs/<framework>-r1.yaml` (base/head/spec_dir and gate guesses, each
-commented). It refuses to overwrite a frozen baseline or any existing file unless `--force`
-(and never a frozen baseline).
+`_ac-baseline.yaml` and `runs/<framework>-r1.yaml` (base/head/spec_dir, the run's `root:`
+folder when the repository holds one spec folder per framework, and gate guesses read from
+that folder, each commented). It refuses to overwrite a frozen baseline or any existing
+file unless `--force` (and never a frozen baseline).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from evalflow.importers.model import (
     parse_priority_map,
     render_prd,
 )
-from evalflow.importers.project import Commit, guess_base, guess_gates
+from evalflow.importers.project import Commit, guess_base, guess_gates, guess_root, in_root
 from evalflow.io.inputs import lock_path
 from evalflow.repo.git import git, require_repo, resolve_commit
 from evalflow.repo.snapshot import load_snapshot
@@ -67,6 +68,7 @@ def render_manifest(
     head: str,
     spec_dir: str,
     gates: dict[str, tuple[str | tuple[str, ...], str]],
+    root: tuple[str, str] | None = None,
 ) -> str:
     lines = [
         "# Run manifest written by `evalflow init`; check every guessed value, then",
@@ -84,6 +86,11 @@ def render_manifest(
         f"head: {head}",
         f"spec_dir: {_yaml_str(spec_dir)}",
     ]
+    if root is not None:
+        lines += [
+            f"# guessed: {root[1]}; gates run there",
+            f"root: {_yaml_str(root[0])}",
+        ]
     if "setup" in gates:
         cmd, why = gates["setup"]
         lines.append(f"# guessed from {why}")
@@ -168,8 +175,10 @@ def init(
     (out_dir / "runs").mkdir(exist_ok=True)
     targets[0].write_text(prd_text, encoding="utf-8")
     targets[1].write_text(draft, encoding="utf-8")
+    root = guess_root(list(files), prd.spec_dir)
+    gates = guess_gates(in_root(files, root[0] if root else None))
     manifest = render_manifest(
-        benchmark, framework, top, base, base_why, head_sha, prd.spec_dir, guess_gates(files)
+        benchmark, framework, top, base, base_why, head_sha, prd.spec_dir, gates, root
     )
     targets[2].write_text(manifest, encoding="utf-8")
     n_acs = sum(len(s.acs) for s in prd.stories)
@@ -194,6 +203,8 @@ def init(
         )
     for note in prd.notes:
         click.echo(f"note: {note}")
+    if root is not None:
+        click.echo(f"root: {root[0]} ({root[1]})")
     for target in targets:
         click.echo(f"wrote {target}")
     click.echo(

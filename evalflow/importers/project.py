@@ -3,7 +3,9 @@
 `guess_base`: the commit before the implementation — the last commit, after the spec folder
 first appeared, that touched only the spec folder and framework files (`.specify/`, `.kiro/`,
 `.claude/`, `.github/`, `docs/`, Markdown); when the spec arrived together with code, that
-commit's parent. `guess_gates`: setup/build/lint/unit/e2e commands read from project files,
+commit's parent. `guess_root`: the run's own folder when the repository holds one spec folder
+per framework side by side (a bake-off layout). `guess_gates`: setup/build/lint/unit/e2e
+commands read from project files,
 each with the reason it was guessed (written as a comment into the manifest): the project's own
 declarations (package.json scripts, pytest testpaths, tox.ini, Makefile) before the layout.
 """
@@ -59,6 +61,47 @@ def guess_base(commits: Sequence[Commit], spec_dir: str) -> tuple[str | None, st
         f"the last commit touching only the spec/framework files before the first code change "
         f"(spec first committed in {commits[first].sha[:12]})"
     )
+
+
+# Where a framework keeps its spec: the folder holding it is that run's home. Lazy, so the
+# shallowest match names the home (`bmad/.kiro/specs/` is kiro's home `bmad`, not `.kiro`).
+_SPEC_HOME = re.compile(
+    r"^(?:(.+?)/)?(?:\.specify|\.kiro|_bmad-output|openspec|specs)/|^(?:(.+?)/)?docs/prd\.md$"
+)
+
+
+def guess_root(paths: Sequence[str], spec_dir: str) -> tuple[str, str] | None:
+    """(root, why) when the spec folder lies in a subfolder that holds its own framework's
+    spec beside another folder holding another spec (`speckit/specs/…` next to
+    `bmad/_bmad-output/…`): the run is confined to that subfolder. None otherwise."""
+    homes: set[str] = set()
+    for path in paths:
+        if "node_modules/" in path:
+            continue
+        if match := _SPEC_HOME.match(path):
+            homes.add(match.group(1) or match.group(2) or "")
+    spec = spec_dir.strip("/")
+    mine = [h for h in homes if h and (spec == h or spec.startswith(f"{h}/"))]
+    if not mine:
+        return None
+    home = max(mine, key=len)
+    others = sorted(
+        h
+        for h in homes
+        if h and h != home and not home.startswith(f"{h}/") and not h.startswith(f"{home}/")
+    )
+    if not others:
+        return None
+    beside = ", ".join(f"{o}/" for o in others)
+    return home, f"one spec folder per framework: {home}/ holds this run's spec, {beside} another"
+
+
+def in_root(files: Mapping[str, str], root: str | None) -> dict[str, str]:
+    """The files of the run's folder, relative to it (what its gates see as their top)."""
+    if root is None:
+        return dict(files)
+    prefix = f"{root}/"
+    return {p[len(prefix) :]: t for p, t in files.items() if p.startswith(prefix)}
 
 
 _NODE_SOURCES = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".vue", ".svelte")

@@ -45,6 +45,37 @@ def test_init_writes_a_checkable_benchmark(make_repo, tmp_path: Path, capsys) ->
     assert code == 2 and "frozen" in err
 
 
+def test_init_proposes_the_runs_folder_when_each_framework_has_one(
+    make_repo, tmp_path: Path, capsys
+) -> None:
+    spec = {
+        f"speckit/{p.relative_to(FIXTURE)}": p.read_text()
+        for p in FIXTURE.rglob("*")
+        if p.is_file()
+    }
+    bmad = {"bmad/docs/prd.md": "# PRD\n", "bmad/package.json": "{}"}
+    code = {
+        **spec,
+        **bmad,
+        "speckit/package.json": '{"scripts": {"test": "vitest run"}}',
+        "speckit/package-lock.json": "{}",
+        "speckit/src/index.ts": "export {};\n",
+    }
+    repo = make_repo({**spec, **bmad}, code)
+    out = tmp_path / "bench"
+    code_, stdout, err = run_cli(
+        capsys, "init", "--from", "spec-kit", str(repo), "--spec", "speckit/specs/003-pantry",
+        "--benchmark", "pantry", "--out", str(out),
+    )  # fmt: skip
+    assert code_ == 0, err
+    assert "root: speckit (one spec folder per framework: speckit/ holds this run's spec" in stdout
+    manifest_text = (out / "runs" / "speckit-r1.yaml").read_text()
+    manifest = yaml.safe_load(manifest_text)
+    assert manifest["root"] == "speckit"
+    # Gates run in root:, so they are guessed from its own package.json and lockfile.
+    assert manifest["setup"] == "auto" and manifest["gates"]["unit"] == "npm run test"
+
+
 def test_draft_never_overwrites_a_frozen_baseline(mini: Path, capsys) -> None:
     baseline = mini / "_ac-baseline.yaml"
     run_cli(capsys, "baseline", "freeze", str(baseline))
@@ -107,6 +138,15 @@ def test_register_fails_early_on_bad_manifests(
     assert code == 2 and "already registered to" in err and "--replace" in err
     code, out, err = run_cli(capsys, "register", str(other), "--replace")
     assert code == 0 and "registered pantry.speckit.r1" in out, err
+    # Another framework's run of the same repository, base and head, without root: one line.
+    bmad = _manifest(tmp_path / "bmad.yaml", repo, framework="bmad")
+    code, out, err = run_cli(capsys, "register", str(bmad))
+    assert code == 0 and "registered pantry.bmad.r1" in out
+    assert [line for line in err.splitlines() if "share" in line] == [
+        "warning: runs pantry.bmad.r1, pantry.speckit.r1 of different frameworks share "
+        f"{repo}, base and head without root: each sees the other's code; give each manifest "
+        "root: <its folder>"
+    ]
 
 
 SPEC_MD = """\

@@ -19,7 +19,7 @@ from evalflow.importers.model import (
     parse_priority_map,
     render_prd,
 )
-from evalflow.importers.project import Commit, guess_base, guess_gates
+from evalflow.importers.project import Commit, guess_base, guess_gates, guess_root, in_root
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -155,6 +155,32 @@ def test_guess_base_and_gates() -> None:
     }  # fmt: skip
     locked = guess_gates({"package.json": "{}", "package-lock.json": "{}"})
     assert locked["setup"] == ("auto", "package.json: evalflow's standard install inside the clone")
+
+
+def test_guess_root_finds_one_spec_folder_per_framework() -> None:
+    # The bake-off layout: spec-kit and BMAD built the same PRD side by side.
+    paths = [
+        ".specify/memory/constitution.md",  # installed at the top: no run's home of its own
+        "exp/speckit/specs/001-planner/spec.md",
+        "exp/speckit/package.json",
+        "exp/bmad/docs/prd.md",
+        "exp/bmad/node_modules/x/specs/a.md",
+        "exp/kiro/.kiro/specs/planner/requirements.md",
+    ]
+    root, why = guess_root(paths, "exp/speckit/specs/001-planner") or ("", "")
+    assert root == "exp/speckit"
+    assert why == (
+        "one spec folder per framework: exp/speckit/ holds this run's spec, exp/bmad/, exp/kiro/ "
+        "another"
+    )
+    assert guess_root(paths, "exp/bmad/docs")[0] == "exp/bmad"
+    assert guess_root(paths, "exp/kiro/.kiro/specs/planner")[0] == "exp/kiro"
+    # One framework's spec in the repository: the run is the whole repository.
+    assert guess_root(["specs/001/spec.md", "app/main.py"], "specs/001") is None
+    assert guess_root(["app/specs/001/spec.md"], "app/specs/001") is None
+    files = {"exp/speckit/package.json": "{}", "exp/bmad/package.json": "{}"}
+    assert in_root(files, "exp/speckit") == {"package.json": "{}"}
+    assert in_root(files, None) == files
 
 
 def test_code_spans_keep_their_stars_and_underscores() -> None:
