@@ -657,9 +657,11 @@ def prepare_context(
     extra_env = gate_env_values(settings.gate_env)
     deps = None
     if caches is not None:
-        # One cache per framework run (its repository): a run's setup is its own code, and
-        # what it leaves in the cache must never reach another run's setup or gates.
-        material = {"repo": str(top.resolve()), "setup": setup, "locks": locks}
+        # One cache per framework run (its repository, and its folder when runs share one):
+        # a run's setup is its own code, and what it leaves in the cache must never reach
+        # another run's setup or gates.
+        where = {"root": root} if root is not None else {}
+        material = {"repo": str(top.resolve()), **where, "setup": setup, "locks": locks}
         deps = caches.dependencies / _digest(material)[:16]
     ctx = _Context(
         repo=top,

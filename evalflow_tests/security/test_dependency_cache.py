@@ -47,3 +47,28 @@ def test_a_runs_setup_cannot_plant_a_file_another_runs_gates_read(
     assert "planted-by-run-a" in _unit_tail(run_a, caches)
     # Same setup, same lockfile: B's gates must not see A's file.
     assert _unit_tail(run_b, caches).strip() == "nothing-planted"
+
+
+def test_two_folders_of_one_repository_get_caches_of_their_own(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # A bake-off layout: two frameworks' runs in one repository, each confined to its root:.
+    caches = GateCaches.under(tmp_path / "work")
+    repo = make_repo(
+        {"README.md": "x\n"},
+        {
+            **{f"a/{k}": v for k, v in LOCK.items()},
+            "a/plant.txt": "planted-by-a\n",
+            **{f"b/{k}": v for k, v in LOCK.items()},
+        },
+    )
+
+    def tail(root: str) -> str:
+        results = run_gates(
+            repo, "head", "base", READER, [], timeout_s=30,
+            settings=GateSettings(setup=PLANTING_SETUP), caches=caches, root=root,
+        )  # fmt: skip
+        return {r.gate: r for r in results}["unit"].output_tail or ""
+
+    assert "planted-by-a" in tail("a")
+    assert tail("b").strip() == "nothing-planted"
