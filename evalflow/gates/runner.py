@@ -446,14 +446,6 @@ def _guard(ctx: _Context, before: RepoState, gate: str, where: str) -> None:
         ) from exc
 
 
-def _outermost(paths: Sequence[Path]) -> tuple[Path, ...]:
-    """The paths not inside another one: hiding a folder hides what lies in it, and a path
-    hidden twice (a checkout inside the hidden benchmark folder) could not be sealed
-    read-only under its covered parent, so the sandbox would refuse to start."""
-    unique = list(dict.fromkeys(paths))
-    return tuple(p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique))
-
-
 def _sandbox_root(sandbox_root: Path | None, repo: Path) -> Path:
     root = Path(sandbox_root or tempfile.gettempdir()).resolve()
     if root.is_relative_to(repo.resolve()):
@@ -628,7 +620,7 @@ def prepare_context(
     chosen = isolation_for(isolation)
     _require(chosen, require_isolation or bool(settings.require_isolation))
     sandbox_root_dir = _sandbox_root(sandbox_root, top)
-    hidden_paths = _outermost((top, *(Path(p).resolve() for p in hidden)))
+    hidden_paths = (top, *(Path(p).resolve() for p in hidden))
     home, exposed = _private_home(sandbox_root_dir)
     covering = [p for p in hidden_paths if sandbox_root_dir.is_relative_to(p)]
     if covering:
