@@ -1,85 +1,102 @@
 """The OpenAI-compatible judge: a second model family over the same read-only repository tools.
 
-It speaks the Chat Completions API (`POST <base URL>/chat/completions`), which OpenAI, Gemini's
-OpenAI-compatible endpoint and local servers (vLLM, Ollama, llama.cpp) all serve. Per check it
-runs the Claude judge's loop with the same text (`prompt`): the system prompt, the run context,
-the check block, repository answers inside the untrusted-data delimiters and the last-turn
-notice. The model calls `list_files` / `grep` / `read_file` as functions, evalflow answers from
-the snapshot, and the model ends with `submit_verdict`. Only evalflow answers UNSCORED, always
-with the reason (malformed answer twice, loop exhausted, an API failure after retries, "budget
-stop"), and every verdict then passes the shared evidence validator like any other judge's.
+Per check it runs the Claude judge's loop with the same text (`prompt`): the system prompt, the
+run context, the check block, repository answers inside the untrusted-data delimiters and the
+last-turn notice. The model calls `list_files` / `grep` / `read_file` as functions, evalflow
+answers from the snapshot, and the model ends with `submit_verdict`. Only evalflow answers
+UNSCORED, always with the reason (malformed answer twice, loop exhausted, the per-check spend
+cap, an answer cut at the output limit twice, an API failure after retries, "budget stop"), and
+every verdict then passes the shared evidence validator like any other judge's.
 
-Request shape (Chat Completions):
-- the four tools are functions declared `strict: true` (their schemas already list every
-  property as required and forbid extra ones, as strict mode demands) with
-  `parallel_tool_calls: false`, because strict schemas are not guaranteed for parallel calls;
-  evalflow still validates every answer;
-- `tool_choice` is `auto`, and names `submit_verdict` on the last turn and on the retry of a
-  malformed answer (`EVALFLOW_OPENAI_FORCE_FINAL_TOOL=0` for a server that rejects a named
-  tool choice);
-- `max_completion_tokens` (reasoning tokens count against it); no sampling parameter unless
-  `EVALFLOW_OPENAI_TEMPERATURE` is set: current OpenAI reasoning models reject `temperature`,
-  while a local model may want 0. `EVALFLOW_OPENAI_REASONING_EFFORT` is sent when set.
+Transport: the official `openai` SDK, in one of two wire APIs (`EVALFLOW_OPENAI_API`):
+- `responses` (the default for api.openai.com): `POST /responses`. The system prompt goes in
+  `instructions`; every output item of a turn (reasoning items included, with their
+  `encrypted_content`) is passed back in `input` before the `function_call_output` items, so a
+  reasoning model keeps its reasoning across tool turns while nothing is stored at OpenAI
+  (`store: false`; a `previous_response_id` would need stored responses, and a request that
+  carries the whole conversation is also what the response cache is keyed by).
+  `prompt_cache_key` names the run context, so the checks and k runs of one framework run reach
+  the same prompt cache. The output limit is `max_output_tokens`; a cut answer is
+  `status: incomplete` with `incomplete_details.reason: max_output_tokens`.
+- `chat` (the default for any other base URL: vLLM, Ollama, llama.cpp, Gemini's
+  OpenAI-compatible endpoint): `POST /chat/completions` with `max_completion_tokens`; a cut
+  answer is `finish_reason: length`. Such servers do not all know `prompt_cache_key`, so it is
+  not sent there.
+Both declare the four tools as functions with `strict: true` (their schemas list every property
+as required and forbid extra ones, as strict mode demands) and `parallel_tool_calls: false`
+(strict schemas are not guaranteed for parallel calls); evalflow still validates every answer.
+`tool_choice` is `auto`, and names `submit_verdict` on the last turn and on the retry of a
+malformed answer (`EVALFLOW_OPENAI_FORCE_FINAL_TOOL=0` for a server that rejects a named tool
+choice). No sampling parameter unless `EVALFLOW_OPENAI_TEMPERATURE` is set: current OpenAI
+reasoning models reject `temperature`, while a local model may want 0.
+`EVALFLOW_OPENAI_REASONING_EFFORT` is sent when set.
 
-Transport: plain HTTP from the standard library (`urllib`), not the `openai` SDK. The judge
-needs one endpoint; retries must feed evalflow's circuit breaker; compatible servers differ
-in what an SDK assumes; and the offline path then imports nothing new. Retries (default 4)
-back off exponentially on 408/409/429/5xx, connection errors and timeouts, honouring
-`retry-after-ms` / `retry-after` up to 60 s. Redirects are refused, so the key is never sent
-to a second host. A 429 whose error code is `insufficient_quota` is not retried: the account
-is out of credit and no retry can succeed.
-
-Fail fast (the Claude judge's `CircuitBreaker`, one per endpoint and key in this process): the
-first 401/403/404/400/422 or `insufficient_quota` aborts scoring (`JudgeUnavailableError`, exit
-2) with the status and the API's message; so do `EVALFLOW_OPENAI_BREAKER_FAILURES` (5)
-consecutive transient failures, or `EVALFLOW_OPENAI_BREAKER_SECONDS` (600) without a success.
-A response that is not JSON or has no choice counts as a transient failure and is not retried
-(the server may have billed it).
+Spend and faults, as the Claude judge (`anthropic_judge.ClaudeClient`), with its shared parts:
+the SDK's own retries are off and redirects are refused (the key never follows one to another
+host); each attempt passes the endpoint's `CircuitBreaker` and `RateLimiter` and reserves its
+worst case on the shared `Budget` first. A 429 (other than `insufficient_quota`) pauses every
+sender behind the limiter with adaptive back-off and `retry-after`, and is retried for up to
+`EVALFLOW_OPENAI_MAX_THROTTLE_S` (120 s); 408/409/5xx, timeouts and dropped connections are
+retried `EVALFLOW_OPENAI_MAX_RETRIES` (4) times. An attempt lost after the request left may have
+been billed: it is recorded at its worst case, `estimated`. The first 400/401/403/404/413/422,
+`insufficient_quota`, a redirect or a 200 whose body is not a response (paid, recorded
+estimated) stops scoring (`JudgeUnavailableError`, exit 2) with the status and the API's
+message; so do `EVALFLOW_OPENAI_BREAKER_FAILURES` (5) consecutive transient failures or
+`EVALFLOW_OPENAI_BREAKER_SECONDS` (600) without a success. An answer cut at the output limit is
+asked once more with twice the room; a second cut ends the check UNSCORED. A check's
+conversation stops UNSCORED once its answers cost `EVALFLOW_OPENAI_MAX_CHECK_USD` (0.5).
 
 Money: prices come from the shared `prices.yaml` (`EVALFLOW_PRICES` to override). A model
 without a row is refused when the judge is built, since neither a cost nor a `--max-cost`
-limit could be honoured; a local server is priced by giving it a row of zeros. Usage maps
-`prompt_tokens` minus `prompt_tokens_details.cached_tokens` to input tokens, the cached ones to
-cache reads (OpenAI-style caching is automatic: no cache writes) and `completion_tokens`
-(reasoning included) to output. The worst case of each call is reserved on the shared
-`Budget` before it is sent.
+limit could be honoured; a local server is priced by giving it a row of zeros. Input tokens
+minus the cached ones are input, the cached ones cache reads (OpenAI-style caching is
+automatic: no cache writes), output tokens (reasoning included) output.
 
 Responses are cached under `<cache_dir>/openai` with the same key as Claude's (model, prompt
-version, the full request, run index, run key and repo head). Every answer is kept: one that
-stopped on `length` or `content_filter`, a refusal or one that failed validation is marked
+version, the full request, run index and run key). Every answer is kept: one cut at the output
+limit or withheld by a content filter, a refusal or one that failed validation is marked
 unusable (`cache.ResponseCache.mark_unusable`) and replayed to the same UNSCORED outcome on an
 unchanged re-run; only `--rejudge unscored` (`rejudge`) asks such a check again.
 
 Configuration: `EVALFLOW_OPENAI_BASE_URL` (default `https://api.openai.com/v1`; Gemini:
 `https://generativelanguage.googleapis.com/v1beta/openai`; Ollama: `http://localhost:11434/v1`),
+`EVALFLOW_OPENAI_API` (`responses` | `chat`, default by the base URL as above),
 `EVALFLOW_OPENAI_MODEL` (`gpt-5.5`), `EVALFLOW_OPENAI_API_KEY_ENV` (the name of the variable
 holding the key, default `OPENAI_API_KEY`), `EVALFLOW_OPENAI_MAX_TOKENS` (16000),
 `EVALFLOW_OPENAI_CONCURRENCY` (4), `EVALFLOW_OPENAI_MAX_TURNS` (12), `EVALFLOW_OPENAI_MAX_RETRIES`
-(4), `EVALFLOW_OPENAI_TIMEOUT` (120 s), `EVALFLOW_MAX_COST_USD`. The key is read when a request
-is sent, put in the `Authorization` header only, and scrubbed from every reason as a second
-guard: it never reaches a record, cache entry, log line or exception message.
+(4), `EVALFLOW_OPENAI_TIMEOUT` (120 s), `EVALFLOW_OPENAI_REQUESTS_PER_S` (unset),
+`EVALFLOW_MAX_COST_USD`. The key is read when the judge is built, handed to the SDK only, and
+scrubbed from every reason as a second guard: it never reaches a record, cache entry, log line
+or exception message.
 """
 
 from __future__ import annotations
 
-import http.client
+import hashlib
 import json
 import logging
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CallSite, CircuitBreaker, PendingCallError, breaker_for
+from evalflow.judges.anthropic_judge import (
+    _NOT_SENT,
+    CUT_AT_MAX_TOKENS,
+    CallSite,
+    CircuitBreaker,
+    PendingCallError,
+    _retry_after,
+    breaker_for,
+    limiter_for,
+)
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.cache import ResponseCache, cache_key
 from evalflow.judges.cost import (
@@ -111,18 +128,23 @@ from evalflow.judges.submission import (
     warn_self_preference,
 )
 
+if TYPE_CHECKING:
+    import openai
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
 DEFAULT_MODEL = "gpt-5.5"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_K = 3
+WireAPI = Literal["responses", "chat"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
-# Finish reasons whose answer is incomplete or withheld: never cached, never replayed.
-UNCACHEABLE_FINISH = frozenset({"length", "content_filter"})
-_FATAL_STATUS = frozenset({400, 401, 403, 404, 422})
-_RETRY_STATUS = frozenset({408, 409, 429})
-_MAX_RETRY_AFTER_S = 60.0
+# Why an answer is of no use (cut at the output limit, withheld): kept, marked unusable.
+_CUT = frozenset({"length", "max_output_tokens"})
+_WITHHELD = frozenset({"content_filter"})
+_FATAL_STATUS = frozenset({400, 401, 403, 404, 413, 422})
+_RETRY_STATUS = frozenset({408, 409})
 
 
 class OpenAISettings(BaseModel):
@@ -131,6 +153,9 @@ class OpenAISettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     base_url: str = DEFAULT_BASE_URL
+    api: WireAPI | None = Field(
+        default=None, description="None: responses on api.openai.com, chat elsewhere"
+    )
     model: str = DEFAULT_MODEL
     api_key_env: str = Field(default=DEFAULT_KEY_ENV, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     max_tokens: int = Field(default=16000, ge=256, description="max_completion_tokens")
@@ -150,6 +175,13 @@ class OpenAISettings(BaseModel):
     )
     breaker_failures: int = Field(default=5, ge=1)
     breaker_seconds: float = Field(default=600.0, gt=0)
+    max_check_usd: float | None = Field(
+        default=0.5, gt=0, description="what one check's conversation may cost"
+    )
+    max_throttle_s: float = Field(
+        default=120.0, gt=0, description="how long one call keeps retrying 429s"
+    )
+    requests_per_s: float | None = Field(default=None, gt=0, description="token-bucket rate")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> OpenAISettings:
@@ -157,6 +189,7 @@ class OpenAISettings(BaseModel):
         `overrides` (a bad value is an InputError naming the variable)."""
         variables = {
             "base_url": "EVALFLOW_OPENAI_BASE_URL",
+            "api": "EVALFLOW_OPENAI_API",
             "model": "EVALFLOW_OPENAI_MODEL",
             "api_key_env": "EVALFLOW_OPENAI_API_KEY_ENV",
             "max_tokens": "EVALFLOW_OPENAI_MAX_TOKENS",
@@ -170,6 +203,9 @@ class OpenAISettings(BaseModel):
             "max_cost_usd": "EVALFLOW_MAX_COST_USD",
             "breaker_failures": "EVALFLOW_OPENAI_BREAKER_FAILURES",
             "breaker_seconds": "EVALFLOW_OPENAI_BREAKER_SECONDS",
+            "max_check_usd": "EVALFLOW_OPENAI_MAX_CHECK_USD",
+            "max_throttle_s": "EVALFLOW_OPENAI_MAX_THROTTLE_S",
+            "requests_per_s": "EVALFLOW_OPENAI_REQUESTS_PER_S",
         }
         values: dict[str, Any] = {}
         for field_name, env_name in variables.items():
@@ -195,6 +231,15 @@ class OpenAISettings(BaseModel):
         return settings
 
     @property
+    def wire_api(self) -> WireAPI:
+        """The API spoken: as set, else Responses where OpenAI itself serves, else Chat
+        Completions (what every OpenAI-compatible server speaks)."""
+        if self.api is not None:
+            return self.api
+        host = urllib.parse.urlsplit(self.base_url).hostname
+        return "responses" if host == OPENAI_HOST else "chat"
+
+    @property
     def endpoint(self) -> str:
         """The base URL without credentials, query or trailing slash (safe to record)."""
         url = urllib.parse.urlsplit(self.base_url)
@@ -218,15 +263,27 @@ def api_key(settings: OpenAISettings) -> str:
 
 
 class OpenAIAPIError(Exception):
-    """A failed Chat Completions call; `reason` is one line, already scrubbed of the key."""
+    """A failed call, already classified; `reason` is one line, scrubbed of the key."""
 
-    def __init__(self, reason: str, *, status: int | None, fatal: bool, retry: bool) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        status: int | None,
+        fatal: bool = False,
+        retry: bool = False,
+        throttle: bool = False,
+        lost: bool = False,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
         self.fatal = fatal
         self.retry = retry
-        self.retry_after_s: float | None = None
+        self.throttle = throttle
+        self.lost = lost  # the request left: the API may have answered and billed it
+        self.retry_after_s = retry_after_s
 
 
 class _Breaker(CircuitBreaker):
@@ -257,117 +314,330 @@ def shared_breaker(settings: OpenAISettings, key: str) -> _Breaker:
     return cast(_Breaker, breaker)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+def _scrub(text: str, key_env: str) -> str:
+    key = env_value(key_env)
+    if key:
+        text = text.replace(key, "[redacted]")
+    return " ".join(text.split())[:400]
 
 
-class ChatClient:
-    """POST <base URL>/chat/completions with retries (module docstring); returns the JSON body,
-    the request id and the number of HTTP attempts."""
+def classify(exc: Exception, key_env: str) -> OpenAIAPIError:
+    """An SDK exception as this transport handles it (module docstring)."""
+    import openai
 
-    def __init__(self, settings: OpenAISettings) -> None:
-        self.settings = settings
-        self.url = settings.base_url.rstrip("/") + "/chat/completions"
-        self._opener = urllib.request.build_opener(_NoRedirect)
-
-    def _scrub(self, text: str) -> str:
-        key = env_value(self.settings.api_key_env)
-        if key:
-            text = text.replace(key, "[redacted]")
-        return " ".join(text.split())[:400]
-
-    def _error(self, exc: urllib.error.HTTPError) -> OpenAIAPIError:
-        try:
-            body = json.loads(exc.read() or b"{}")
-        except (OSError, ValueError):
-            body = {}
-        error = body.get("error") if isinstance(body, dict) else None
-        error = error if isinstance(error, dict) else {}
-        message = str(error.get("message") or exc.reason or "")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        error = exc.body if isinstance(exc.body, dict) else {}
+        error = error.get("error", error) if isinstance(error.get("error"), dict) else error
+        message = str(error.get("message") or exc.message or "")
         code = str(error.get("code") or error.get("type") or "")
-        status = exc.code
         quota = status == 429 and code == "insufficient_quota"
-        reason = self._scrub(
-            f"API failure: HTTP {status}{f' {code}' if code else ''}: {message}".rstrip(": ")
-        )
-        failure = OpenAIAPIError(
-            reason,
+        reason = f"API failure: HTTP {status}{f' {code}' if code else ''}: {message}"
+        return OpenAIAPIError(
+            _scrub(reason.rstrip(": "), key_env),
             status=status,
             # A redirect is refused (the key must not follow it): the base URL is wrong.
             fatal=status in _FATAL_STATUS or quota or 300 <= status < 400,
             retry=not quota and (status in _RETRY_STATUS or status >= 500),
+            throttle=status == 429 and not quota,
+            retry_after_s=_retry_after(exc),
         )
-        failure.retry_after_s = _retry_after(exc.headers)
-        return failure
-
-    def post(self, body: dict[str, Any]) -> tuple[dict[str, Any], str | None, int]:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        attempts = self.settings.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            request = urllib.request.Request(
-                self.url,
-                data=data,
-                method="POST",
-                headers={
-                    "Content-Type": "application/json",
-                    "Accept": "application/json",
-                    "Authorization": f"Bearer {api_key(self.settings)}",
-                },
-            )
-            try:
-                with self._opener.open(request, timeout=self.settings.timeout_s) as response:
-                    raw = response.read()
-                    request_id = response.headers.get("x-request-id")
-            except urllib.error.HTTPError as exc:
-                failure = self._error(exc)
-            except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-                timed_out = isinstance(exc, TimeoutError) or "timed out" in str(exc)
-                what = "timed out" if timed_out else f"connection error ({type(exc).__name__})"
-                failure = OpenAIAPIError(
-                    f"API failure: request {what} after {attempt} attempt(s)",
-                    status=None,
-                    fatal=False,
-                    retry=True,
-                )
-            else:
-                return _parse_body(raw), request_id, attempt
-            if not failure.retry or attempt == attempts:
-                raise failure
-            delay = failure.retry_after_s
-            time.sleep(delay if delay is not None else min(8.0, 0.5 * 2 ** (attempt - 1)))
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+    if isinstance(exc, openai.APIConnectionError):
+        what = (
+            "timed out"
+            if isinstance(exc, openai.APITimeoutError)
+            else f"connection error ({type(exc.__cause__ or exc).__name__})"
+        )
+        return OpenAIAPIError(
+            f"API failure: request {what}",
+            status=None,
+            retry=True,
+            lost=type(exc.__cause__).__name__ not in _NOT_SENT,
+        )
+    raise exc
 
 
-def _retry_after(headers: Any) -> float | None:
-    """The server's requested wait (`retry-after-ms`, else `retry-after` seconds), if sane."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        try:
-            seconds = float(value) / scale if value is not None else None
-        except ValueError:
-            seconds = None
-        if seconds is not None and 0 <= seconds <= _MAX_RETRY_AFTER_S:
-            return seconds
-    return None
+def _make_client(settings: OpenAISettings, key: str) -> openai.OpenAI:
+    """The SDK client: evalflow retries itself (every attempt budgeted and recorded), and a
+    redirect is an error, never followed with the key."""
+    import openai
+
+    return openai.OpenAI(
+        api_key=key,
+        base_url=settings.base_url,
+        timeout=settings.timeout_s,
+        max_retries=0,
+        http_client=openai.DefaultHttpxClient(follow_redirects=False),
+    )
 
 
-def _parse_body(raw: bytes) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Call:
+    """One function call of an answer; `arguments` None when not a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+
+def _call(ident: str, name: Any, raw_arguments: Any) -> _Call:
     try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    choices = body.get("choices") if isinstance(body, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        arguments = json.loads(raw_arguments or "")
+    except (TypeError, ValueError):
+        arguments = None
+    return _Call(ident, str(name or ""), arguments if isinstance(arguments, dict) else None)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One turn's answer, whichever wire API brought it."""
+
+    calls: list[_Call]
+    refusal: str | None
+    stop: str | None  # why it ended early: length / max_output_tokens / content_filter
+    items: list[dict[str, Any]]  # what goes back into the conversation
+
+
+class _Wire:
+    """What differs between the two wire APIs; the judge's loop is the same over both."""
+
+    max_field: str
+
+    def __init__(self, settings: OpenAISettings) -> None:
+        self.settings = settings
+
+    def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def body(self, raw: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def start(self, text: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def params(
+        self, conversation: list[dict[str, Any]], *, force: bool, context: str
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def read(self, response: dict[str, Any]) -> _Answer:
+        raise NotImplementedError
+
+    def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def user(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    def tokens(self, response: dict[str, Any]) -> tuple[int, int, int]:
+        """(input tokens, of which cached, output tokens)."""
+        raise NotImplementedError
+
+    def stop(self, response: dict[str, Any]) -> str | None:
+        raise NotImplementedError
+
+    def _common(self) -> dict[str, Any]:
+        s = self.settings
+        params: dict[str, Any] = {"model": s.model, self.max_field: s.max_tokens}
+        if s.strict_tools:
+            params["parallel_tool_calls"] = False
+        if s.temperature is not None:
+            params["temperature"] = s.temperature
+        return params
+
+
+def _parsed(raw: Any, shape_ok: Any, what: str, key_env: str) -> dict[str, Any]:
+    """The response as a dict, or a fatal OpenAIAPIError saying what the body was (it was
+    paid: `lost`, so recorded at its worst case)."""
+    try:
+        body = raw.parse().model_dump(mode="json", exclude_none=True)
+        ok = isinstance(body, dict) and shape_ok(body)
+    except Exception:
+        body, ok = None, False
+    if not ok:
+        try:
+            text = str(raw.text)
+        except Exception:
+            text = "(body unreadable)"
         raise OpenAIAPIError(
-            "API failure: the response is not a chat completion (malformed JSON or no choice)",
+            _scrub(f"API failure: the body is not {what}: {text[:200]}", key_env),
             status=200,
-            fatal=False,
-            retry=False,
+            fatal=True,
+            lost=True,
         )
-    return body
+    return cast(dict[str, Any], body)
+
+
+class _Chat(_Wire):
+    max_field = "max_completion_tokens"
+
+    def __init__(self, settings: OpenAISettings) -> None:
+        super().__init__(settings)
+        self.tools = [_chat_function(t, settings.strict_tools) for t in _TOOLS]
+
+    def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
+        return client.chat.completions.with_raw_response.create(**params)
+
+    def body(self, raw: Any) -> dict[str, Any]:
+        def ok(body: dict[str, Any]) -> bool:
+            choices = body.get("choices")
+            return bool(choices) and isinstance(choices[0].get("message"), dict)
+
+        return _parsed(raw, ok, "a chat completion", self.settings.api_key_env)
+
+    def start(self, text: str) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": SYSTEM_PROMPT}, self.user(text)]
+
+    def params(
+        self, conversation: list[dict[str, Any]], *, force: bool, context: str
+    ) -> dict[str, Any]:
+        params = {
+            **self._common(),
+            "messages": conversation,
+            "tools": self.tools,
+            "tool_choice": (
+                {"type": "function", "function": {"name": SUBMIT_TOOL_NAME}} if force else "auto"
+            ),
+        }
+        if self.settings.reasoning_effort is not None:
+            params["reasoning_effort"] = self.settings.reasoning_effort
+        return params
+
+    def read(self, response: dict[str, Any]) -> _Answer:
+        choice = response["choices"][0]
+        message = choice.get("message") or {}
+        raw_calls = message.get("tool_calls") or []
+        calls = [
+            _call(
+                str(c.get("id") or f"call_{i}"),
+                (c.get("function") or {}).get("name"),
+                (c.get("function") or {}).get("arguments"),
+            )
+            for i, c in enumerate(raw_calls)
+        ]
+        turn: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+        if raw_calls:
+            turn["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": (raw.get("function") or {}).get("name"),
+                        "arguments": (raw.get("function") or {}).get("arguments"),
+                    },
+                }
+                for call, raw in zip(calls, raw_calls, strict=True)
+            ]
+        return _Answer(calls, message.get("refusal"), self.stop(response), [turn])
+
+    def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+    def tokens(self, response: dict[str, Any]) -> tuple[int, int, int]:
+        usage = response.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        return (
+            int(usage.get("prompt_tokens") or 0),
+            int(cached or 0),
+            int(usage.get("completion_tokens") or 0),
+        )
+
+    def stop(self, response: dict[str, Any]) -> str | None:
+        finish = response["choices"][0].get("finish_reason")
+        return finish if finish in _CUT | _WITHHELD else None
+
+
+class _Responses(_Wire):
+    max_field = "max_output_tokens"
+
+    def __init__(self, settings: OpenAISettings) -> None:
+        super().__init__(settings)
+        self.tools = [_responses_function(t, settings.strict_tools) for t in _TOOLS]
+
+    def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
+        return client.responses.with_raw_response.create(**params)
+
+    def body(self, raw: Any) -> dict[str, Any]:
+        def ok(body: dict[str, Any]) -> bool:
+            return isinstance(body.get("output"), list) and isinstance(body.get("usage"), dict)
+
+        return _parsed(raw, ok, "a response", self.settings.api_key_env)
+
+    def start(self, text: str) -> list[dict[str, Any]]:
+        return [self.user(text)]
+
+    def params(
+        self, conversation: list[dict[str, Any]], *, force: bool, context: str
+    ) -> dict[str, Any]:
+        params = {
+            **self._common(),
+            "instructions": SYSTEM_PROMPT,
+            "input": conversation,
+            "tools": self.tools,
+            "tool_choice": {"type": "function", "name": SUBMIT_TOOL_NAME} if force else "auto",
+            # Stateless: reasoning travels back encrypted in `input`, nothing is kept at OpenAI.
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+            # One key per run context: its checks and k runs share one prompt-cache prefix.
+            "prompt_cache_key": "evalflow-"
+            + hashlib.sha256(f"{self.settings.model}\0{context}".encode()).hexdigest()[:32],
+        }
+        if self.settings.reasoning_effort is not None:
+            params["reasoning"] = {"effort": self.settings.reasoning_effort}
+        return params
+
+    def read(self, response: dict[str, Any]) -> _Answer:
+        items = [i for i in response["output"] if isinstance(i, dict)]
+        calls = [
+            _call(str(i.get("call_id") or ""), i.get("name"), i.get("arguments"))
+            for i in items
+            if i.get("type") == "function_call"
+        ]
+        refusals = [
+            str(part.get("refusal"))
+            for i in items
+            if i.get("type") == "message"
+            for part in i.get("content") or []
+            if isinstance(part, dict) and part.get("type") == "refusal"
+        ]
+        # Every output item goes back as it arrived, reasoning first: the model's own turn.
+        return _Answer(calls, refusals[0] if refusals else None, self.stop(response), items)
+
+    def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+    def tokens(self, response: dict[str, Any]) -> tuple[int, int, int]:
+        usage = response.get("usage") or {}
+        cached = (usage.get("input_tokens_details") or {}).get("cached_tokens")
+        return (
+            int(usage.get("input_tokens") or 0),
+            int(cached or 0),
+            int(usage.get("output_tokens") or 0),
+        )
+
+    def stop(self, response: dict[str, Any]) -> str | None:
+        if response.get("status") != "incomplete":
+            return None
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        return reason if reason in _CUT | _WITHHELD else "incomplete"
+
+
+_TOOLS = (*TOOL_DEFINITIONS, SUBMIT_TOOL)
+
+
+def _chat_function(tool: dict[str, Any], strict: bool) -> dict[str, Any]:
+    function = {
+        "name": tool["name"],
+        "description": tool["description"],
+        "parameters": tool["input_schema"],
+    }
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _responses_function(tool: dict[str, Any], strict: bool) -> dict[str, Any]:
+    return {"type": "function", **_chat_function(tool, strict)["function"]}
 
 
 def _failure_reason(exc: Exception, key_env: str) -> str:
@@ -376,13 +646,13 @@ def _failure_reason(exc: Exception, key_env: str) -> str:
     text = f"judge error: {type(exc).__name__}: {exc}"
     if isinstance(exc, InputError):
         text = f"judge error: {exc.one_line()}"
-    key = env_value(key_env)
-    return (text.replace(key, "[redacted]") if key else text)[:400]
+    return _scrub(text, key_env)
 
 
 class OpenAITransport:
-    """One model behind one OpenAI-compatible endpoint: the response cache, the price table,
-    the shared budget, the breaker and the usage records (`ClaudeClient`'s roles)."""
+    """One model behind one OpenAI-compatible endpoint: the SDK client, the response cache,
+    the price table, the shared budget, breaker and rate limiter, and the usage records
+    (`ClaudeClient`'s roles)."""
 
     def __init__(
         self,
@@ -395,10 +665,13 @@ class OpenAITransport:
         self.settings = settings
         self.prices = prices or load_prices()
         self.prices.price(settings.model)  # an unpriced model is refused here (docstring)
-        self.client = ChatClient(settings)
+        key = api_key(settings)
+        self.wire: _Wire = (_Responses if settings.wire_api == "responses" else _Chat)(settings)
+        self.client = _make_client(settings, key)
         self.cache = ResponseCache(cache_dir / "openai") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
-        self.breaker = shared_breaker(settings, api_key(settings))
+        self.breaker = shared_breaker(settings, key)
+        self.limiter = limiter_for(settings.endpoint, settings.requests_per_s)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()
 
@@ -406,6 +679,10 @@ class OpenAITransport:
         with self._usage_lock:
             records, self._usage = self._usage, []
         return records
+
+    def _record(self, record: UsageRecord) -> None:
+        with self._usage_lock:
+            self._usage.append(record)
 
     def key_for(self, params: dict[str, Any], site: CallSite) -> str:
         scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
@@ -424,52 +701,118 @@ class OpenAITransport:
         prefetch: bool = False,
         reask: bool = False,
     ) -> dict[str, Any]:
-        """The completion for `params`: from the cache (whatever it was, unless `reask` and
-        it is marked unusable), else one paid, budgeted request. `prefetch` only replays: a
-        call that would be sent raises PendingCallError and nothing is recorded."""
+        """The answer to `params`: from the cache (whatever it was, unless `reask` and it is
+        marked unusable), else paid, budgeted requests — one, and one more with twice the
+        room when the first was cut at the output limit. `prefetch` only replays: a call that
+        would be sent raises PendingCallError and nothing is recorded."""
         key = self.key_for(params, site)
         found = self.cache.get_with_meta(key) if self.cache is not None else None
         if found is not None and not (reask and found[1].get("unusable")):
-            hit = found[0]
+            hit, meta = found
             if not prefetch:
                 record = self.usage(site, hit, request_id=None, attempt=0)
-                with self._usage_lock:
-                    self._usage.append(record.model_copy(update={"cached": True}))
+                self._record(record.model_copy(update={"cached": True}))
                 if self.cache is not None:
                     self.cache.record_hit(record.usd)
-            return hit
+            # A cut answer whose larger retry never came (the process died): ask it now.
+            if prefetch or self.wire.stop(hit) not in _CUT or meta.get("enlarged"):
+                return hit
+            return self._larger(key, params, site)
         if prefetch:
             raise PendingCallError(key, params, site)
+        response = self._send(params, site)
+        # Stored before anything else is sent: a step retry replays it instead of paying.
+        self._store(key, site, response, enlarged=False)
+        if self.wire.stop(response) not in _CUT:
+            return response
+        return self._larger(key, params, site)
+
+    def _larger(self, key: str, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
+        """The one retry after an answer cut at the output limit, with twice the room
+        (reasoning can use up the room before the answer); never more than one."""
+        field = self.wire.max_field
+        larger = {**params, field: 2 * int(params[field])}
+        log.info("%s turn %d was cut at %s; retrying once", site.check_id, site.turn, field)
+        return self._store(key, site, self._send(larger, site), enlarged=True)
+
+    def _store(
+        self, key: str, site: CallSite, response: dict[str, Any], *, enlarged: bool
+    ) -> dict[str, Any]:
         if self.cache is not None:
             self.cache.record_miss()
+            meta = self.cache_meta(site)
+            if enlarged:
+                meta["enlarged"] = True
+            if (stop := self.wire.stop(response)) is not None:
+                meta["unusable"] = f"stopped: {stop}"
+            elif self.wire.read(response).refusal:
+                meta["unusable"] = "refusal"
+            self.cache.put(key, response, meta)
+        return response
+
+    def _send(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
+        """One answered request, retried here: each attempt passes the breaker, the rate
+        limiter and the budget (module docstring, as `ClaudeClient._send`)."""
         estimate = self.prices.worst_case_usd(
             self.settings.model,
             input_tokens=input_token_bound(params),
-            max_tokens=int(params["max_completion_tokens"]),
+            max_tokens=int(params[self.wire.max_field]),
             batch=False,
         )
-        self.breaker.check()
-        reserved = self.budget.reserve(estimate)
-        try:
-            response, request_id, attempts = self.client.post(params)
-        except BaseException as exc:
-            self.budget.release(reserved)
-            self.breaker.failure(exc)
-            raise
-        self.breaker.success()
-        record = self.usage(site, response, request_id=request_id, attempt=attempts)
-        self.budget.settle(reserved, record.usd)
-        with self._usage_lock:
-            self._usage.append(record)
-        choice = response["choices"][0]
-        if self.cache is not None:
-            meta = self.cache_meta(site)
-            if (choice.get("message") or {}).get("refusal"):
-                meta["unusable"] = "refusal"
-            elif (finish := choice.get("finish_reason")) in UNCACHEABLE_FINISH:
-                meta["unusable"] = f"finish_reason {finish}"
-            self.cache.put(key, response, meta)
-        return response
+        failures = attempt = 0
+        throttled_since: float | None = None
+        while True:
+            attempt += 1
+            self.breaker.check()
+            self.limiter.acquire()
+            reserved = self.budget.reserve(estimate)
+            try:
+                try:
+                    raw = self.wire.create(self.client, params)
+                except Exception as exc:
+                    raise classify(exc, self.settings.api_key_env) from None
+                response = self.wire.body(raw)
+            except OpenAIAPIError as failure:
+                if failure.lost:
+                    self.budget.settle(reserved, reserved)
+                    self._record(self._estimated(site, attempt, reserved))
+                else:
+                    self.budget.release(reserved)
+                now = time.monotonic()
+                throttled_since = throttled_since if throttled_since is not None else now
+                if failure.throttle and now - throttled_since < self.settings.max_throttle_s:
+                    self.breaker.throttled()
+                    self.limiter.throttled(failure.retry_after_s)
+                    continue
+                if (failure.retry or failure.throttle) and failures < self.settings.max_retries:
+                    failures += 1
+                    self.limiter.throttled(failure.retry_after_s)
+                    continue
+                self.breaker.failure(failure)
+                raise
+            except BaseException as exc:
+                self.budget.release(reserved)
+                self.breaker.failure(exc)
+                raise
+            self.breaker.success()
+            self.limiter.success()
+            record = self.usage(site, response, request_id=raw.request_id, attempt=attempt)
+            self.budget.settle(reserved, record.usd)
+            self._record(record)
+            return response
+
+    def _estimated(self, site: CallSite, attempt: int, usd: float) -> UsageRecord:
+        """A paid attempt whose answer was lost: its worst case, marked `estimated`."""
+        return UsageRecord(
+            run_key=site.run_key,
+            check_id=site.check_id,
+            run=site.run,
+            turn=site.turn,
+            model=self.settings.model,
+            attempt=attempt,
+            usd=usd,
+            estimated=True,
+        )
 
     def cache_meta(self, site: CallSite) -> dict[str, Any]:
         """What a cache entry records beside the response, as the Claude judge's do: the
@@ -485,12 +828,10 @@ class OpenAITransport:
     def usage(
         self, site: CallSite, response: dict[str, Any], *, request_id: str | None, attempt: int
     ) -> UsageRecord:
-        usage = response.get("usage") or {}
-        prompt = int(usage.get("prompt_tokens") or 0)
-        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        prompt, cached, output = self.wire.tokens(response)
         tokens = {
             "input_tokens": max(0, prompt - cached),
-            "output_tokens": int(usage.get("completion_tokens") or 0),
+            "output_tokens": output,
             "cache_read_tokens": min(cached, prompt),
             "cache_write_tokens": 0,
         }
@@ -507,71 +848,9 @@ class OpenAITransport:
         )
 
 
-@dataclass(frozen=True)
-class _Call:
-    """One function call of an assistant message; `arguments` None when not a JSON object."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] | None
-
-
-def _calls(message: dict[str, Any]) -> list[_Call]:
-    out = []
-    for index, raw in enumerate(message.get("tool_calls") or []):
-        function = raw.get("function") or {}
-        try:
-            arguments = json.loads(function.get("arguments") or "")
-        except (TypeError, ValueError):
-            arguments = None
-        out.append(
-            _Call(
-                str(raw.get("id") or f"call_{index}"),
-                str(function.get("name") or ""),
-                arguments if isinstance(arguments, dict) else None,
-            )
-        )
-    return out
-
-
-def _assistant_turn(message: dict[str, Any]) -> dict[str, Any]:
-    """The assistant message as the API accepts it back in the conversation."""
-    turn: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
-    if message.get("tool_calls"):
-        turn["tool_calls"] = [
-            {
-                "id": call.get("id"),
-                "type": "function",
-                "function": {
-                    "name": (call.get("function") or {}).get("name"),
-                    "arguments": (call.get("function") or {}).get("arguments"),
-                },
-            }
-            for call in message["tool_calls"]
-        ]
-    return turn
-
-
-def _tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:
-    """A tool answer: repository text inside the untrusted-data delimiters, evalflow's own
-    error messages outside them."""
-    text = result.text if result.is_error else untrusted(result.text)
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
-
-
-def _function(tool: dict[str, Any], strict: bool) -> dict[str, Any]:
-    function = {
-        "name": tool["name"],
-        "description": tool["description"],
-        "parameters": tool["input_schema"],
-    }
-    if strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
-
-
 class OpenAIJudge:
-    """A model behind an OpenAI-compatible Chat Completions API (module docstring)."""
+    """A model behind an OpenAI-compatible API, Responses or Chat Completions (module
+    docstring)."""
 
     def __init__(
         self,
@@ -586,9 +865,7 @@ class OpenAIJudge:
             self.settings, cache_dir=cache_dir, budget=budget, prices=prices
         )
         self.budget = self.transport.budget
-        self._tools = [
-            _function(t, self.settings.strict_tools) for t in (*TOOL_DEFINITIONS, SUBMIT_TOOL)
-        ]
+        self.wire = self.transport.wire
 
     @property
     def model(self) -> str:
@@ -608,6 +885,7 @@ class OpenAIJudge:
             "judge": self.judge_id,
             "model": s.model,
             "endpoint": s.endpoint,
+            "api": s.wire_api,
             "prompt_version": PROMPT_VERSION,
             "temperature": s.temperature,
             "reasoning_effort": s.reasoning_effort,
@@ -616,6 +894,7 @@ class OpenAIJudge:
             "final_tool_choice": "forced" if s.force_final_tool else "auto",
             "strict_tools": s.strict_tools,
             "tool_limits": s.limits.model_dump(),
+            "max_check_usd": s.max_check_usd,
         }
 
     def drain_usage(self) -> list[UsageRecord]:
@@ -665,25 +944,6 @@ class OpenAIJudge:
             reason=reason,
         )
 
-    def request_params(self, messages: list[dict[str, Any]], *, force: bool) -> dict[str, Any]:
-        s = self.settings
-        params: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "tools": self._tools,
-            "tool_choice": (
-                {"type": "function", "function": {"name": SUBMIT_TOOL_NAME}} if force else "auto"
-            ),
-            "max_completion_tokens": s.max_tokens,
-        }
-        if s.strict_tools:
-            params["parallel_tool_calls"] = False
-        if s.temperature is not None:
-            params["temperature"] = s.temperature
-        if s.reasoning_effort is not None:
-            params["reasoning_effort"] = s.reasoning_effort
-        return params
-
     def _converse(
         self,
         ac: BaselineAC,
@@ -701,39 +961,51 @@ class OpenAIJudge:
             request.test_levels,
             same_family(self.settings.model, request.author_model),
         )
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"{context}\n{check_block(ac, check, request.run, k)}"},
-        ]
+        wire = self.wire
+        conversation = wire.start(f"{context}\n{check_block(ac, check, request.run, k)}")
         retried = False
         problem = ""
+        spent = 0.0  # from the answers' own usage: the same on a replay
+        cap = self.settings.max_check_usd
         for turn in range(1, self.settings.max_turns + 1):
+            if cap is not None and spent >= cap:
+                return self._unscored(
+                    check,
+                    request.run,
+                    tools,
+                    f"per-check spend cap: ${spent:.4f} spent in {turn - 1} turns without a "
+                    f"verdict (cap ${cap:g}, EVALFLOW_OPENAI_MAX_CHECK_USD)",
+                )
             last = turn == self.settings.max_turns
             if last:
-                messages.append({"role": "user", "content": LAST_TURN_NOTICE})
+                conversation.append(wire.user(LAST_TURN_NOTICE))
             force = self.settings.force_final_tool and (retried or last)
             site = CallSite(request.run_key, check.id, request.run, turn)  # no commit: `cache`
-            params = self.request_params(list(messages), force=force)
+            params = wire.params(list(conversation), force=force, context=context)
             response = self.transport.call(params, site, prefetch=prefetch, reask=reask)
-            choice = response["choices"][0]
-            message = choice.get("message") or {}
-            messages.append(_assistant_turn(message))
-            calls = _calls(message)
-            submits = [c for c in calls if c.name == SUBMIT_TOOL_NAME]
+            spent += self.transport.usage(site, response, request_id=None, attempt=0).usd
+            answer = wire.read(response)
+            if answer.stop in _CUT:
+                # Already asked once more with twice the room (`OpenAITransport.call`).
+                self.transport.reject(params, site, CUT_AT_MAX_TOKENS)
+                return self._unscored(check, request.run, tools, CUT_AT_MAX_TOKENS)
+            conversation += answer.items
+            submits = [c for c in answer.calls if c.name == SUBMIT_TOOL_NAME]
             if submits:
                 verdict, problem = self._verdict_from(submits[0].arguments, check, request, tools)
                 if verdict is not None:
                     return verdict
                 self.transport.reject(params, site, problem)
-            elif calls:
-                messages += [_tool_message(c.id, self._run_tool(c, tools)) for c in calls]
+            elif answer.calls:
+                conversation += [
+                    self._tool_output(c.id, self._run_tool(c, tools)) for c in answer.calls
+                ]
                 continue
             else:
-                refusal = message.get("refusal")
                 problem = (
-                    f"the model refused: {' '.join(str(refusal).split())[:200]}"
-                    if refusal
-                    else f"no submit_verdict call (finish_reason {choice.get('finish_reason')})"
+                    f"the model refused: {' '.join(answer.refusal.split())[:200]}"
+                    if answer.refusal
+                    else f"no submit_verdict call (stopped: {answer.stop or 'completed'})"
                 )
                 self.transport.reject(params, site, problem)
             if retried:
@@ -741,13 +1013,19 @@ class OpenAIJudge:
                     check, request.run, tools, f"malformed answer twice: {problem}"
                 )
             retried = True
-            messages += self._retry_messages(calls, problem, tools)
+            conversation += self._retry_items(answer.calls, problem, tools)
         return self._unscored(
             check,
             request.run,
             tools,
             f"tool loop exhausted: no verdict after {self.settings.max_turns} turns",
         )
+
+    def _tool_output(self, call_id: str, result: ToolResult) -> dict[str, Any]:
+        """A tool answer: repository text inside the untrusted-data delimiters, evalflow's own
+        error messages outside them."""
+        text = result.text if result.is_error else untrusted(result.text)
+        return self.wire.tool_output(call_id, text)
 
     @staticmethod
     def _run_tool(call: _Call, tools: RepoTools) -> ToolResult:
@@ -757,12 +1035,12 @@ class OpenAIJudge:
             )
         return tools.call(call.name, call.arguments)
 
-    def _retry_messages(
+    def _retry_items(
         self, calls: list[_Call], problem: str, tools: RepoTools
     ) -> list[dict[str, Any]]:
         """Every call of the rejected turn answered (the API requires it), then the retry."""
         if not calls:
-            return [{"role": "user", "content": RETRY_NO_SUBMIT}]
+            return [self.wire.user(RETRY_NO_SUBMIT)]
         out = []
         for call in calls:
             if call.name == SUBMIT_TOOL_NAME:
@@ -773,7 +1051,7 @@ class OpenAIJudge:
                 )
             else:
                 result = self._run_tool(call, tools)
-            out.append(_tool_message(call.id, result))
+            out.append(self._tool_output(call.id, result))
         return out
 
     def _verdict_from(

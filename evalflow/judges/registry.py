@@ -1,8 +1,8 @@
 """Judge selection by name (`--judge`, manifest `judge:` key, config).
 
-`heuristic` (offline default), `anthropic` (Claude), `openai` (any OpenAI-compatible
-Chat Completions API: OpenAI, Gemini's compatible endpoint, vLLM, Ollama), `hybrid` (heuristic
-first, Claude for the rest), `labels` (verdicts from a file), and panels
+`heuristic` (offline default), `anthropic` (Claude), `openai` (OpenAI's Responses API, or any
+OpenAI-compatible Chat Completions API: Gemini's compatible endpoint, vLLM, Ollama), `hybrid`
+(heuristic first, Claude for the rest), `labels` (verdicts from a file), and panels
 `panel:<name>,<name>[,<name>]` that split the k scoring runs across judges (`panel`). The
 LLM judges need their API key (`ANTHROPIC_API_KEY`; for openai the variable
 `EVALFLOW_OPENAI_API_KEY_ENV` names, default `OPENAI_API_KEY`); their modules are imported only

@@ -1,10 +1,14 @@
-"""A fake OpenAI-compatible Chat Completions API on 127.0.0.1 for tests (no network).
+"""A fake OpenAI API on 127.0.0.1 for tests (no network): Chat Completions and Responses.
 
 `FakeOpenAI` is a real HTTP server (http.server in a thread) the OpenAI judge talks to through
-its base URL. `POST /v1/chat/completions` answers from a scripted `responder(turn)`:
-- `Reply`: an assistant message (tool calls and/or text) with a finish reason; usage is
-  computed from the request: prompt tokens from its size, and cached tokens as automatic
-  prefix caching gives them (the longest prefix of messages this server has already seen,
+its base URL. `POST /v1/chat/completions` and `POST /v1/responses` answer from one scripted
+`responder(turn)`, which sees the conversation in either shape through `Turn`:
+- `Reply`: an assistant message (tool calls and/or text, Chat-shaped) with a finish reason.
+  On /v1/responses it becomes a reasoning item (with `encrypted_content`, so a test can see it
+  come back), `function_call` items and a `message`; finish reason `length` is
+  `status: incomplete` with `incomplete_details.reason: max_output_tokens`. Usage is computed
+  from the request: prompt tokens from its size, and cached tokens as automatic prefix caching
+  gives them (the longest prefix of messages or input items this server has already seen,
   counted only from 1024 tokens on and in steps of 128);
 - `Fail`: an error status with an OpenAI-style error body (401, 429 storms, 5xx...);
 - `Hang`: the answer comes after `seconds` (longer than the client's timeout);
@@ -32,6 +36,7 @@ from typing import Any
 from evalflow.judges.cost import ModelPrice, PriceTable
 from evalflow.judges.openai_judge import OpenAIJudge, OpenAISettings
 
+_OUTPUT_ITEMS = frozenset({"reasoning", "function_call", "message"})
 _CHECK = re.compile(r"## Check (\S+) \(")
 _RUN = re.compile(r"# Scoring run (\d+) of")
 _PROPOSITION = re.compile(r"## Check \S+ \([^)]*\)\n(.+)")
@@ -77,14 +82,18 @@ class Turn:
     turn: int
     proposition: str
 
+    @property
+    def responses(self) -> bool:
+        return "input" in self.body
+
     def tool_results(self) -> list[str]:
         """The tool answers since the last assistant turn."""
         out: list[str] = []
-        for message in reversed(self.body["messages"]):
-            if message["role"] == "assistant":
+        for item in reversed(self.body.get("messages") or self.body.get("input") or []):
+            if item.get("role") == "assistant" or item.get("type") in _OUTPUT_ITEMS:
                 break
-            if message["role"] == "tool":
-                out.insert(0, message["content"])
+            if item.get("role") == "tool" or item.get("type") == "function_call_output":
+                out.insert(0, item.get("content") or item.get("output"))
         return out
 
 
@@ -210,11 +219,17 @@ class FakeOpenAI:
     def _usage(self, body: dict[str, Any], completion: int) -> dict[str, Any]:
         """Prompt tokens from the request's size; cached tokens from automatic prefix caching
         (longest already-seen prefix of tools + messages, >= 1024 tokens, steps of 128)."""
-        head = _canonical({"model": body.get("model"), "tools": body.get("tools")})
+        head = _canonical(
+            {
+                "model": body.get("model"),
+                "tools": body.get("tools"),
+                "instructions": body.get("instructions"),
+            }
+        )
         digest = hashlib.sha256(head.encode())
         sizes = [len(head)]
         hashes = []
-        for message in body.get("messages") or []:
+        for message in body.get("messages") or body.get("input") or []:
             text = _canonical(message)
             digest.update(text.encode())
             sizes.append(sizes[-1] + len(text))
@@ -241,18 +256,93 @@ class FakeOpenAI:
                 self.failures_served += 1
         if scripted is not None:
             return scripted
-        user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+        items = body.get("messages") or body.get("input") or []
+        user = next((m["content"] for m in items if m.get("role") == "user"), "")
         check = _CHECK.search(user)
         run = _RUN.search(user)
         proposition = _PROPOSITION.search(user)
+        # An assistant turn: a Chat message, or the first output item of a Responses turn.
+        kinds = [m.get("type") or m.get("role") for m in items]
+        turns = sum(
+            1
+            for i, kind in enumerate(kinds)
+            if kind == "assistant"
+            or (kind in _OUTPUT_ITEMS and (i == 0 or kinds[i - 1] not in _OUTPUT_ITEMS))
+        )
         turn = Turn(
             body=body,
             check_id=check.group(1) if check else "",
             run=int(run.group(1)) if run else 1,
-            turn=sum(1 for m in body["messages"] if m["role"] == "assistant") + 1,
+            turn=turns + 1,
             proposition=proposition.group(1) if proposition else "",
         )
         return self.responder(turn)
+
+    def response(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        """A Responses API answer: the Chat-shaped reply as output items."""
+        chat = self._usage(body, reply.completion_tokens)
+        with self._lock:
+            self._counter += 1
+            ident = f"resp_{self._counter:06d}"
+            self.usages.append(chat)
+        output: list[dict[str, Any]] = [
+            {
+                "type": "reasoning",
+                "id": f"rs_{self._counter:06d}",
+                "summary": [],
+                "encrypted_content": f"enc-{self._counter:06d}",
+            }
+        ]
+        message = reply.message
+        if message.get("content") or message.get("refusal"):
+            part = (
+                {"type": "refusal", "refusal": message["refusal"]}
+                if message.get("refusal")
+                else {"type": "output_text", "text": message["content"], "annotations": []}
+            )
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{self._counter:06d}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [part],
+                }
+            )
+        for call in message.get("tool_calls") or []:
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{call['id']}",
+                    "call_id": call["id"],
+                    "name": call["function"]["name"],
+                    "arguments": call["function"]["arguments"],
+                    "status": "completed",
+                }
+            )
+        cut = {"length": "max_output_tokens", "content_filter": "content_filter"}
+        reason = cut.get(reply.finish_reason)
+        return {
+            "id": ident,
+            "object": "response",
+            "created_at": 1764547200,
+            "model": body["model"],
+            "status": "incomplete" if reason else "completed",
+            "incomplete_details": {"reason": reason} if reason else None,
+            "output": output,
+            "parallel_tool_calls": bool(body.get("parallel_tool_calls", True)),
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [],
+            "usage": {
+                "input_tokens": chat["prompt_tokens"],
+                "input_tokens_details": {
+                    "cached_tokens": chat["prompt_tokens_details"]["cached_tokens"]
+                },
+                "output_tokens": chat["completion_tokens"],
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": chat["total_tokens"],
+            },
+        }
 
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         usage = self._usage(body, reply.completion_tokens)
@@ -324,6 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, error_type: str, message: str, code: str | None) -> None:
         payload = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
         extra = {"retry_after_ms": "1"} if status == 429 or status >= 500 else {}
+        if 300 <= status < 400:  # a redirect to another path of this server
+            extra = {"location": "/v1/elsewhere"}
         self._send(status, json.dumps(payload).encode(), **extra)
 
     def do_POST(self) -> None:
@@ -331,7 +423,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         with fake._lock:
-            fake.headers.append(dict(self.headers.items()))
+            fake.headers.append({k.lower(): v for k, v in self.headers.items()})
         auth = self.headers.get("authorization") or ""
         key = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not key or (fake.expected_key is not None and key != fake.expected_key):
@@ -345,7 +437,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "invalid_api_key",
             )
             return
-        if self.path.split("?", 1)[0] != "/v1/chat/completions":
+        path = self.path.split("?", 1)[0]
+        if path not in {"/v1/chat/completions", "/v1/responses"}:
             self._error(404, "invalid_request_error", f"Unknown path {self.path}", None)
             return
         outcome = fake.answer(body)
@@ -356,5 +449,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, outcome.body)
         elif isinstance(outcome, Fail):
             self._error(outcome.status, outcome.error_type, outcome.message, outcome.code)
+        elif path == "/v1/responses":
+            self._send(200, json.dumps(fake.response(body, outcome)).encode())
         else:
             self._send(200, json.dumps(fake.completion(body, outcome)).encode())

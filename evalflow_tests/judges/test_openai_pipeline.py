@@ -93,10 +93,13 @@ def test_a_429_storm_exits_non_zero(mini: Path, warehouse_dir: Path, monkeypatch
         _point_at(fake, monkeypatch)
         monkeypatch.setenv("EVALFLOW_OPENAI_MAX_RETRIES", "0")
         monkeypatch.setenv("EVALFLOW_OPENAI_BREAKER_FAILURES", "3")
+        monkeypatch.setenv("EVALFLOW_OPENAI_MAX_THROTTLE_S", "0.3")
         manifest = mini / "runs" / "good.yaml"
         code, _, err = run_cli(capsys, "score", str(manifest), "--judge", "openai", "--json")
     assert code == 2 and "consecutive API failures" in err
-    assert len(fake.requests) <= 3 + 3  # the breaker's 3, plus calls already in flight
+    # each call backs off and retries its 429s for 0.3 s (two attempts at most, the pause is
+    # 1 s) before it counts as failed: the breaker's 3, plus calls already in flight
+    assert len(fake.requests) <= 2 * (3 + 3)
 
 
 @pytest.mark.slow
