@@ -89,6 +89,7 @@ from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.anthropic_judge import (
     _NOT_SENT,
+    BREAKERS_DIR,
     CUT_AT_MAX_TOKENS,
     CallSite,
     CircuitBreaker,
@@ -306,10 +307,16 @@ class _Breaker(CircuitBreaker):
         self.check()
 
 
-def shared_breaker(settings: OpenAISettings, key: str) -> _Breaker:
-    """The endpoint's breaker, from the one registry every LLM backend shares."""
+def shared_breaker(settings: OpenAISettings, key: str, cache_dir: Path | None) -> _Breaker:
+    """The endpoint's breaker, from the one registry every LLM backend shares, with its state
+    in `<cache_dir>/breakers` for every process of the warehouse (as Claude's)."""
     breaker = breaker_for(
-        settings.endpoint, key, settings.breaker_failures, settings.breaker_seconds, _Breaker
+        settings.endpoint,
+        key,
+        settings.breaker_failures,
+        settings.breaker_seconds,
+        _Breaker,
+        state_dir=None if cache_dir is None else cache_dir / BREAKERS_DIR,
     )
     return cast(_Breaker, breaker)
 
@@ -670,7 +677,7 @@ class OpenAITransport:
         self.client = _make_client(settings, key)
         self.cache = ResponseCache(cache_dir / "openai") if cache_dir is not None else None
         self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
-        self.breaker = shared_breaker(settings, key)
+        self.breaker = shared_breaker(settings, key, cache_dir)
         self.limiter = limiter_for(settings.endpoint, settings.requests_per_s)
         self._usage: list[UsageRecord] = []
         self._usage_lock = threading.Lock()

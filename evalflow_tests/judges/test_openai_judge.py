@@ -448,3 +448,20 @@ def test_an_obedient_injected_answer_gives_no_met(tmp_path: Path, api: str) -> N
         validate_verdict(v, planted, set(request.diff_paths), rules=rules) for v in verdicts
     ]
     assert not any(v.status == "MET" for v in validated)  # the shared validator: no credit
+
+
+def test_a_tripped_breaker_is_shared_through_the_warehouse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Claude's: a 401 in one process stops another one's calls before they are sent (a
+    new process is a fresh breaker registry reading the same state file)."""
+    from evalflow.judges import anthropic_judge
+
+    with FakeOpenAI(greet_or_bye, expected_key="sk-proj-the-right-one") as fake:
+        with pytest.raises(JudgeUnavailableError):
+            openai_judge(fake, tmp_path, concurrency=1).score(demo_request())
+        monkeypatch.setattr(anthropic_judge, "_BREAKERS", {})
+        with pytest.raises(JudgeUnavailableError, match="every process refuses calls"):
+            openai_judge(fake, tmp_path, concurrency=1).score(demo_request())
+    assert len(fake.requests) == 1
+    assert list((tmp_path / "breakers").glob("*.json"))
