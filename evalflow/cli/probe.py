@@ -22,7 +22,7 @@ from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark
 
 if TYPE_CHECKING:
-    from evalflow.judges.heuristic import ProbeMatch
+    from evalflow.judges.heuristic import CheckExplanation, ProbeMatch
 
 # Matching lines shown per probe: enough to see why a probe is too broad, bounded output.
 _SHOWN = 20
@@ -35,9 +35,10 @@ def probe_group() -> None:
 
 @probe_group.command("test")
 @click.argument("baseline", type=click.Path(path_type=Path))
-@click.argument("check_id")
-@click.option("--repo", type=click.Path(path_type=Path), default=None,
-              help="Repository to search (read through git, never written).")  # fmt: skip
+@click.argument("check_id", required=False)
+@click.option("--repo", "repos", type=click.Path(path_type=Path), multiple=True,
+              help="Repository to search (read through git, never written); repeat it, one "
+                   "per run, for a table of each probe's match in every run.")  # fmt: skip
 @click.option("--all-runs", "all_runs", is_flag=True,
               help="Instead of --repo: every run of the benchmark (the manifests in the "
                    "baseline's runs/ folder, plus --run), one verdict per run.")  # fmt: skip
@@ -45,60 +46,218 @@ def probe_group() -> None:
               help="--all-runs: a further run manifest of this benchmark (repeat).")  # fmt: skip
 @click.option("--warehouse", default=None,
               help="--all-runs: where runs given as source trees are built.")  # fmt: skip
-@click.option("--head", default="HEAD", show_default=True,
-              help="Commit to read, or WORKTREE for the working tree.")  # fmt: skip
-@click.option("--base", default=None,
-              help="Commit before the change: its diff to --head is the diff surface "
-              "(default: none, so every test lies outside it).")  # fmt: skip
+@click.option("--head", "heads", multiple=True,
+              help="Commit to read, or WORKTREE for the working tree; one per --repo, in "
+                   "order (one: all; default HEAD).")  # fmt: skip
+@click.option("--base", "bases", multiple=True,
+              help="Commit before the change: its diff to --head is the diff surface; one "
+              "per --repo, in order (one: all). Default for one check: none, so every test "
+              "lies outside it; for the table: the whole head tree, as baseline draft "
+              "--repo tried the proposals.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def test(baseline: Path, check_id: str, repo: Path | None, all_runs: bool,
-         extra_runs: tuple[Path, ...], warehouse: str | None, head: str, base: str | None,
-         as_json: bool) -> None:  # fmt: skip
+def test(baseline: Path, check_id: str | None, repos: tuple[Path, ...], all_runs: bool,
+         extra_runs: tuple[Path, ...], warehouse: str | None, heads: tuple[str, ...],
+         bases: tuple[str, ...], as_json: bool) -> None:  # fmt: skip
     """Show what each probe of CHECK_ID matches in --repo (or in every run: --all-runs) and
-    the heuristic verdict."""
-    from evalflow.domain.portability import portable_probes
-    from evalflow.judges.base import JudgeRequest
-    from evalflow.judges.heuristic import HeuristicJudge, explain_check
-    from evalflow.repo.diff_surface import diff_surface
-    from evalflow.repo.git import require_repo, resolve_commit
-    from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
-
+    the heuristic verdict. Without CHECK_ID, or with several --repo: a table of every
+    proposed probe (or CHECK_ID's probes) × run, with its match file:line or "no match"."""
     bench = load_benchmark(baseline)
+    if all_runs == bool(repos):
+        raise InputError(
+            "give either --repo or --all-runs",
+            where="probe test",
+            fix="--repo PATH (once per run) for repositories, --all-runs for every run",
+        )
+    checks = _chosen_checks(bench, baseline, check_id)
+    if all_runs and check_id is not None:
+        _all_runs(bench, baseline, *checks[0], extra_runs, warehouse, as_json)
+        return
+    if all_runs:
+        runs = _benchmark_runs(bench, baseline, extra_runs, warehouse, checks)
+        _table(checks, runs, "each run's diff surface", as_json)
+        return
+    heads = _per_repo(heads, repos, "--head") or ("HEAD",) * len(repos)
+    base_of = _per_repo(bases, repos, "--base") or (None,) * len(repos)
+    if check_id is not None and len(repos) == 1:
+        _one_repo(bench, *checks[0], repos[0], heads[0], base_of[0], as_json)
+        return
+    runs = [
+        _repo_run(bench, checks, repo, head, base, whole_tree=True)
+        for repo, head, base in zip(repos, heads, base_of, strict=True)
+    ]
+    surface = "diff to --base" if bases else "whole head tree (no --base)"
+    _table(checks, runs, surface, as_json)
+
+
+def _chosen_checks(
+    bench: Benchmark, baseline: Path, check_id: str | None
+) -> list[tuple[BaselineAC, Check]]:
+    """CHECK_ID's check, or (none given) every check carrying a proposed probe."""
+    if check_id is None:
+        chosen = [(ac, c) for ac, c in bench.baseline.checks() if any(p.proposed for p in c.probes)]
+        if not chosen:
+            raise InputError("no proposed probes in the baseline (and no CHECK_ID)",
+                             where=str(baseline),
+                             fix="name a check, or draft with baseline draft --repo … to get "
+                                 "proposals")  # fmt: skip
+        return chosen
     found = [(ac, c) for ac, c in bench.baseline.checks() if c.id == check_id]
     if not found:
         ids = ", ".join(c.id for _, c in bench.baseline.checks()[:8])
         raise InputError(f"no check {check_id!r} in the baseline", where=str(baseline),
                          fix=f"use one of its check ids ({ids}, …)")  # fmt: skip
-    ac, check = found[0]
-    if all_runs == (repo is not None):
-        raise InputError(
-            "give either --repo or --all-runs",
-            where="probe test",
-            fix="--repo PATH for one repository, --all-runs for every run",
-        )
-    if all_runs:
-        _all_runs(bench, baseline, ac, check, extra_runs, warehouse, as_json)
-        return
-    assert repo is not None
+    return found[:1]
+
+
+def _per_repo(given: tuple[str, ...], repos: tuple[Path, ...], name: str) -> tuple[str, ...]:
+    """One value for every --repo, in order: as given (one each) or one for all."""
+    if len(given) == 1:
+        return given * len(repos)
+    if given and len(given) != len(repos):
+        raise InputError(f"{len(given)} {name} for {len(repos)} --repo", where=name,
+                         fix=f"give one {name} per --repo, in order (or one for all)")  # fmt: skip
+    return given
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run's explanation of every chosen check (the judge's own reading)."""
+
+    label: str
+    head: str
+    explained: dict[str, CheckExplanation]
+
+
+def _request(bench: Benchmark, checks, run_key: str, snapshot, diff: tuple[str, ...]):
+    from evalflow.domain.portability import portable_probes
+    from evalflow.judges.base import JudgeRequest
+
+    return JudgeRequest(
+        run_key=run_key,
+        run=1,
+        checks=tuple(checks),
+        snapshot=snapshot,
+        diff_paths=diff,
+        anchors=bench.baseline.anchors,
+        test_levels=bench.baseline.test_levels,
+        portable=portable_probes(bench.baseline.checked_against, run_key),
+    )
+
+
+def _open_repo(repo: Path, head: str, base: str | None, whole_tree: bool):
+    """(top, snapshot, base sha, diff surface) of one repository read through git; without
+    `base` the diff surface is empty, or every file at head when `whole_tree`."""
+    from evalflow.repo.diff_surface import diff_surface
+    from evalflow.repo.git import require_repo, resolve_commit
+    from evalflow.repo.snapshot import WORKTREE, load_snapshot, load_worktree_snapshot
+
     top = require_repo(repo)
     worktree = head == WORKTREE
     head_sha = resolve_commit(top, "HEAD" if worktree else head)
     base_sha = resolve_commit(top, base) if base is not None else None
     snapshot = load_worktree_snapshot(top, head_sha) if worktree else load_snapshot(top, head_sha)
-    diff: tuple[str, ...] = ()
+    diff: tuple[str, ...] = tuple(sorted(snapshot.files)) if whole_tree else ()
     if base_sha is not None:
         surface = diff_surface(top, base_sha, WORKTREE if worktree else head_sha)
         diff = tuple(f.path for f in surface if f.status != "deleted")
-    request = JudgeRequest(
-        run_key="probe-test",
-        run=1,
-        checks=((ac, check),),
-        snapshot=snapshot,
-        diff_paths=diff,
-        anchors=bench.baseline.anchors,
-        test_levels=bench.baseline.test_levels,
-        portable=portable_probes(bench.baseline.checked_against, "probe-test"),
-    )
+    return top, snapshot, base_sha, diff
+
+
+def _repo_run(bench: Benchmark, checks, repo: Path, head: str, base: str | None,
+              whole_tree: bool) -> _Run:  # fmt: skip
+    from evalflow.judges.heuristic import HeuristicJudge, explain_check
+
+    top, snapshot, _, diff = _open_repo(repo, head, base, whole_tree)
+    request = _request(bench, checks, "probe-test", snapshot, diff)
+    judge = HeuristicJudge()
+    explained = {c.id: explain_check(judge, request, ac, c) for ac, c in checks}
+    return _Run(top.name, snapshot.commit, explained)
+
+
+def _benchmark_runs(bench: Benchmark, baseline: Path, extra: tuple[Path, ...],
+                    warehouse: str | None, checks) -> list[_Run]:  # fmt: skip
+    from evalflow.io import settings
+    from evalflow.io.evaluation import open_snapshot, prepare_run
+    from evalflow.judges.heuristic import HeuristicJudge, explain_check
+
+    workdir = settings.warehouse(warehouse).workdir
+    runs = []
+    for path in benchmark_manifests(baseline, extra):
+        prepared = prepare_run(path, workdir)
+        request = _request(
+            bench, checks, prepared.run_key, open_snapshot(prepared), prepared.diff_paths
+        )
+        judge = HeuristicJudge()
+        explained = {c.id: explain_check(judge, request, ac, c) for ac, c in checks}
+        runs.append(_Run(prepared.run_key, prepared.head_sha, explained))
+    return runs
+
+
+def _cell(matches: tuple[ProbeMatch, ...]) -> str:
+    """The first line the judge counts as proof (file:line, "+N" more), else why none."""
+    counted = [m for m in matches if m.counts]
+    if counted:
+        more = f" (+{len(counted) - 1})" if len(counted) > 1 else ""
+        return f"{counted[0].path}:{counted[0].line}{more}"
+    if matches:
+        return f"no counted match ({len(matches)} line(s) not proof)"
+    return "no match"
+
+
+def _table(checks, runs: list[_Run], surface: str, as_json: bool) -> None:
+    """Every probe of `checks` × every run: where it matches, and the check's verdict there."""
+    rows = []
+    for _, check in checks:
+        for n, probe in enumerate(check.probes):
+            cells = [_cell(run.explained[check.id].probes[n].matches) for run in runs]
+            rows.append((check, n, probe, cells))
+    if as_json:
+        emit_json(
+            {
+                "diff_surface": surface,
+                "runs": [{"run": r.label, "head": r.head} for r in runs],
+                "probes": [
+                    {
+                        "check": check.id,
+                        "probe": probe.model_dump(mode="json", exclude_defaults=True),
+                        "runs": [
+                            [asdict(m) for m in run.explained[check.id].probes[n].matches]
+                            for run in runs
+                        ],
+                    }
+                    for check, n, probe, _ in rows
+                ],
+                "verdicts": {
+                    c.id: [run.explained[c.id].verdict.status for run in runs] for _, c in checks
+                },
+            }
+        )
+        return
+    click.echo(f"diff surface: {surface}")
+    for n, run in enumerate(runs, start=1):
+        click.echo(f"run {n}: {run.label} at {run.head[:12]}")
+    for _, check in checks:
+        verdicts = ", ".join(
+            f"run {n} {run.explained[check.id].verdict.status}" for n, run in enumerate(runs, 1)
+        )
+        click.echo(f"{check.id} ({check.kind}): {check.proposition} [{verdicts}]")
+        if not check.probes:
+            click.echo("  no probes")
+        for c, n, probe, cells in rows:
+            if c.id != check.id:
+                continue
+            mark = " (proposed)" if probe.proposed else ""
+            click.echo(f"  probe {n + 1}: {probe.kind} '{probe.pattern}'{mark}")
+            for k, cell in enumerate(cells, start=1):
+                click.echo(f"    run {k}: {cell}")
+
+
+def _one_repo(bench: Benchmark, ac: BaselineAC, check: Check, repo: Path, head: str,
+              base: str | None, as_json: bool) -> None:  # fmt: skip
+    from evalflow.judges.heuristic import HeuristicJudge, explain_check
+
+    top, snapshot, base_sha, diff = _open_repo(repo, head, base, whole_tree=False)
+    request = _request(bench, ((ac, check),), "probe-test", snapshot, diff)
     result = explain_check(HeuristicJudge(), request, ac, check)
     if as_json:
         emit_json(

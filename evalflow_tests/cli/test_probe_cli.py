@@ -107,3 +107,51 @@ def test_unknown_check_and_bad_repo_are_one_line_input_errors(bench, tmp_path, c
         capsys, "probe", "test", str(baseline), "S1-AC1-I1", "--repo", str(plain)
     )
     assert code == 2 and "not a git repository" in err
+
+
+PROPOSED = BASELINE.replace(
+    "probes: [{kind: test-assert, pattern: 'userId', path_globs: ['tests/**']}]",
+    "probes: [{kind: test-assert, pattern: 'userId', path_globs: ['tests/**'], proposed: true}]",
+)
+
+
+def test_proposals_table_shows_each_proposed_probe_in_every_run(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys
+) -> None:
+    (tmp_path / "prd.md").write_text(PRD)
+    baseline = tmp_path / "_ac-baseline.yaml"
+    baseline.write_text(PROPOSED)
+    asserted = make_repo({}, {"app/core.py": APP, "tests/test_core.py": TEST})
+    other = make_repo({}, {"app/core.py": APP, "tests/test_core.py": TEST.replace("userId", "uid")})
+    args = ("probe", "test", str(baseline), "--repo", str(asserted), "--repo", str(other))
+    code, out, err = run_cli(capsys, *args, "--head", "head")
+    assert code == 0, err
+    assert "diff surface: whole head tree (no --base)" in out
+    # Only the proposed probe's check is listed (S1-AC1-I1 carries an accepted probe).
+    assert "S1-AC1-I1" not in out
+    assert "S1-AC1-T1 (T): a test asserts the userId of the event [run 1 MET, run 2 " in out
+    assert "  probe 1: test-assert 'userId' (proposed)" in out
+    assert "    run 1: tests/test_core.py:6" in out
+    assert "    run 2: no match" in out
+    code, out, _ = run_cli(capsys, *args, "--head", "head", "--json")
+    report = json.loads(out)
+    assert report["verdicts"] == {"S1-AC1-T1": ["MET", "UNMET"]}
+    assert [len(r) for r in report["probes"][0]["runs"]] == [2, 0]
+
+
+def test_named_check_over_several_repos_is_a_table_too(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys
+) -> None:
+    (tmp_path / "prd.md").write_text(PRD)
+    baseline = tmp_path / "_ac-baseline.yaml"
+    baseline.write_text(BASELINE)
+    repo = make_repo({}, {"app/core.py": APP, "tests/test_core.py": TEST})
+    args = ("probe", "test", str(baseline), "S1-AC1-I1", "--repo", str(repo), "--repo", str(repo))
+    code, out, err = run_cli(capsys, *args, "--head", "head", "--base", "base", "--base", "base")
+    assert code == 0, err
+    assert "diff surface: diff to --base" in out
+    assert out.count("app/core.py:7") == 2
+    code, _, err = run_cli(capsys, "probe", "test", str(baseline), "--repo", str(repo))
+    assert code == 2 and "no proposed probes in the baseline" in err
+    code, _, err = run_cli(capsys, *args, "--head", "a", "--head", "b", "--head", "c")
+    assert code == 2 and "3 --head for 2 --repo" in err
