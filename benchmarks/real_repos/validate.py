@@ -8,7 +8,9 @@ verdicts check by check and prints, per benchmark:
 - decided share: checks the judge answered MET or UNMET / all checks;
 - agreement: on the decided checks, the share where the judge's verdict equals the gold one;
 - false MET (judge MET, gold UNMET) and false UNMET (judge UNMET, gold MET), with check ids;
-- evidence off: MET on both sides, but no evidence range of the judge overlaps the gold's;
+- evidence off: MET on both sides, but no file range of the judge overlaps the gold's;
+- by running: MET on both sides, proven only by a `run` probe (behaviour, no file line to
+  compare with the gold's);
 - Final as the product reports it (value and bounds) beside the gold Final;
 - the side metrics the product stores (S verdict, E recall and precision) beside the hand
   adjudication in the benchmark's `gold/side_metrics.yaml`.
@@ -18,7 +20,9 @@ run only when their fetched mirror exists: `--mirror NAME=GIT_DIR`, or
 `EVALFLOW_REAL_REPOS_MIRRORS=DIR` holding `<owner>+<repo>/repo` as the `fetch` tool lays it
 out; otherwise they are skipped with a note. A mirror is never used in place: it is cloned
 with `evalflow.io.real_repos.safe_clone` (no working tree, no config or hooks of its own). No
-gate runs: the manifests have none, so no code of a fetched repository is executed.
+gate runs: the manifests have none. A benchmark whose baseline has `run` probes (task_planner)
+executes the fetched code only there, inside evalflow's gate sandbox (setup with registry
+access only, then offline), never on the host.
 
 Run from the repository root:
 
@@ -227,8 +231,13 @@ def _side(warehouse: Path, run_key: str) -> dict[str, Any]:
     }
 
 
+def _files(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The file ranges of a verdict's evidence (a `run` probe's evidence has none)."""
+    return [e for e in evidence if e.get("kind") != "run" and "path" in e]
+
+
 def _overlaps(judge: list[dict[str, Any]], gold: list[dict[str, Any]]) -> bool:
-    for j in judge:
+    for j in _files(judge):
         for g in gold:
             if j.get("path") == g["path"] and not (
                 j["end_line"] < g["start_line"] or j["start_line"] > g["end_line"]
@@ -249,11 +258,12 @@ def compare(judge: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -
     false_unmet = [
         c for c in decided if judge[c]["status"] == "UNMET" and gold[c]["status"] == "MET"
     ]
+    both_met = [c for c in decided if judge[c]["status"] == gold[c]["status"] == "MET"]
+    by_running = [c for c in both_met if not _files(judge[c]["evidence"])]
     evidence_off = [
         c
-        for c in decided
-        if judge[c]["status"] == gold[c]["status"] == "MET"
-        and not _overlaps(judge[c]["evidence"], gold[c]["evidence"])
+        for c in both_met
+        if c not in by_running and not _overlaps(judge[c]["evidence"], gold[c]["evidence"])
     ]
     return {
         "checks": len(ids),
@@ -263,10 +273,11 @@ def compare(judge: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -
         "false_met": false_met,
         "false_unmet": false_unmet,
         "evidence_off": evidence_off,
+        "by_running": by_running,
         "unscored": [c for c in ids if c not in decided],
         # What the judge cited where it went wrong, for the write-up.
         "judge_evidence": {
-            c: [f"{e.get('path')}:{e.get('start_line')}" for e in judge[c]["evidence"]]
+            c: [f"{e.get('path')}:{e.get('start_line')}" for e in _files(judge[c]["evidence"])]
             for c in false_met + evidence_off
         },
     }
@@ -350,21 +361,22 @@ def _fmt(value: Any) -> str:
 def render(results: list[dict[str, Any]]) -> str:
     head = (
         "| benchmark | checks | decided | agreement | false MET | false UNMET | evidence off "
+        "| by running "
         "| Final judge [bounds] | Final gold | S judge / gold | E_recall judge / gold "
         "| E_precision judge / gold |"
     )
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 13]
     notes: list[str] = []
     for r in results:
         if "skipped" in r:
-            lines.append(f"| {r['benchmark']} | {r['skipped']} |" + " |" * 10)
+            lines.append(f"| {r['benchmark']} | {r['skipped']} |" + " |" * 11)
             continue
         f, s = r["final"], r["side_metrics"]
         sj, sg = s["judge"], s["gold"]
         lines.append(
             f"| {r['benchmark']} | {r['checks']} | {r['decided']} ({_fmt(r['decided_share'])}) "
             f"| {_fmt(r['agreement'])} | {len(r['false_met'])} | {len(r['false_unmet'])} "
-            f"| {len(r['evidence_off'])} "
+            f"| {len(r['evidence_off'])} | {len(r['by_running'])} "
             f"| {_fmt(f['judge'])} [{_fmt(f['judge_lower'])}–{_fmt(f['judge_upper'])}] "
             f"| {_fmt(f['gold'])} "
             f"| {_fmt(sj['scope_verdict'])} ({_fmt(sj['scope_status'])}) / {sg['scope_verdict']} "

@@ -181,18 +181,22 @@ def test_compare_counts_false_met_and_unscored() -> None:
         "B": {"status": "UNMET", "evidence": []},
         "C": {"status": "MET", "evidence": ev},
         "D": {"status": "MET", "evidence": ev},
+        "E": {"status": "MET", "evidence": ev},
     }
     judge = {
         "A": {"status": "MET", "evidence": [{"path": "a.py", "start_line": 5, "end_line": 5}]},
         "B": {"status": "MET", "evidence": ev},
         "C": {"status": "UNSCORED", "evidence": []},
         "D": {"status": "MET", "evidence": [{"path": "b.py", "start_line": 4, "end_line": 4}]},
+        # Proven by running: no file line to compare, so neither on nor off the gold's.
+        "E": {"status": "MET", "evidence": [{"kind": "run", "command": "x", "output": "ok"}]},
     }
     result = validate.compare(judge, gold)
-    assert result["decided"] == 3 and result["decided_share"] == 0.75
+    assert result["decided"] == 4 and result["decided_share"] == 0.8
     assert result["false_met"] == ["B"] and result["false_unmet"] == []
     assert result["evidence_off"] == ["D"] and result["unscored"] == ["C"]
-    assert result["agreement"] == 2 / 3
+    assert result["by_running"] == ["E"]
+    assert result["agreement"] == 3 / 4
     assert result["judge_evidence"] == {"B": ["a.py:3"], "D": ["b.py:4"]}
 
 

@@ -260,3 +260,41 @@ def test_loaders(tmp_path: Path) -> None:
     (folder / "rubric.yaml").write_text("categories: [{id: x, name: x, pattern: '(']}\n")
     with pytest.raises(InputError, match="rubric"):
         load_rubric(tmp_path)
+
+
+def test_a_confined_run_inventories_and_counts_only_its_own_folder() -> None:
+    # Issue 24: two frameworks' folders in one repository. The diff is the whole repository's;
+    # the run's snapshot is confined to its root:, and everything the side metrics read —
+    # test inventory, production changes — comes from that snapshot.
+    from evalflow.domain.models import TestLevelPolicy
+    from evalflow.io.side_metrics import (
+        conventions_for,
+        feature_inventory,
+        production_changes,
+        production_files_at_head,
+    )
+    from evalflow.repo.diff_lines import parse_unified_diff
+    from evalflow.repo.run_view import confine_snapshot
+
+    files = {
+        f"{run}/{path}": text
+        for run in ("speckit", "bmad")
+        for path, text in (
+            ("app/core.py", "def add(a, b):\n    return a + b\n"),
+            ("tests/test_core.py", "def test_add():\n    assert add(1, 2) == 3\n"),
+        )
+    }
+    diff = parse_unified_diff(
+        "".join(
+            f"diff --git a/{p} b/{p}\nnew file mode 100644\n--- /dev/null\n+++ b/{p}\n"
+            f"@@ -0,0 +1,2 @@\n" + "".join(f"+{line}\n" for line in t.splitlines())
+            for p, t in files.items()
+        )
+    )
+    whole = RepoSnapshot("c0ffee", {p: SourceFile(p, t) for p, t in files.items()})
+    snapshot = confine_snapshot(whole, "speckit")
+    conventions = conventions_for(TestLevelPolicy())
+    cases = feature_inventory(snapshot, diff, conventions)
+    assert [c.path for c in cases] == ["speckit/tests/test_core.py"]
+    production = production_files_at_head(snapshot, conventions, None)
+    assert [c.path for c in production_changes(diff, production)] == ["speckit/app/core.py"]
