@@ -91,7 +91,16 @@ def prepare_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
         return _prepare(manifest_path, warehouse)
 
 
-def _prepare(manifest_path: Path, warehouse: Path) -> PreparedRun:
+def resolve_run(manifest_path: Path, warehouse: Path) -> PreparedRun:
+    """What `fingerprint` reads, without the tree check and the diff surface `prepare_run`
+    adds (the diff is left empty): the commits pin the diff, so an unchanged run is told
+    from a changed one without diffing it. Same errors, same bound as `prepare_run`."""
+    use_work_root(warehouse)
+    with budget(PREPARE_S, "resolving the run's commits (mirror, fetch)"):
+        return _resolve(manifest_path, warehouse)
+
+
+def _resolve(manifest_path: Path, warehouse: Path) -> PreparedRun:
     loaded = load_manifest(manifest_path)
     manifest = loaded.manifest
     benchmark = load_benchmark(loaded.resolve(manifest.baseline))
@@ -117,21 +126,18 @@ def _prepare(manifest_path: Path, warehouse: Path) -> PreparedRun:
             where=str(manifest_path),
             fix="set head to the commit the framework run ended on",
         )
-    check_tree(repo, head_sha)
-    surface = diff_surface(repo, base_sha, WORKTREE if worktree else head_sha)
-    if manifest.root is not None:
-        _require_root(repo, head_sha, worktree, manifest.root, loaded.path)
-    shared = benchmark.baseline.shared_paths
-    return PreparedRun(
-        manifest,
-        loaded.path,
-        benchmark,
-        repo,
-        base_sha,
-        head_sha,
-        worktree,
-        confine_diff(surface, manifest.root, shared),
-    )
+    return PreparedRun(manifest, loaded.path, benchmark, repo, base_sha, head_sha, worktree, ())
+
+
+def _prepare(manifest_path: Path, warehouse: Path) -> PreparedRun:
+    run = _resolve(manifest_path, warehouse)
+    check_tree(run.repo, run.head_sha)
+    surface = diff_surface(run.repo, run.base_sha, WORKTREE if run.worktree else run.head_sha)
+    root = run.manifest.root
+    if root is not None:
+        _require_root(run.repo, run.head_sha, run.worktree, root, run.manifest_path)
+    shared = run.benchmark.baseline.shared_paths
+    return replace(run, diff=confine_diff(surface, root, shared))
 
 
 def _require_root(repo: Path, head_sha: str, worktree: bool, root: str, where: Path) -> None:

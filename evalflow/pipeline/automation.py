@@ -29,6 +29,7 @@ from evalflow.pipeline.assets.freshness import (
     RANK_INPUTS_TAG,
     rank_inputs_version,
     rank_is_fresh,
+    stale_by_partition,
     stale_keys,
 )
 from evalflow.pipeline.assets.partitions import evaluations
@@ -75,17 +76,15 @@ def nightly_schedule(job: UnresolvedAssetJobDefinition) -> dg.ScheduleDefinition
         evalflow = EvalflowResource()
         warehouse = evalflow.get_warehouse()
         stamp = context.scheduled_execution_time.strftime("%Y%m%d")
-        stale: dict[str, list[dg.AssetKey]] = {}
-        skipped: list[str] = []
+        manifests: dict[str, Path] = {}
         for key in keys:
             if not warehouse.has(REGISTRY_TABLE, key):
                 context.log.warning(f"{key}: not in this warehouse's run_registry, not evaluated")
                 continue
-            selection = stale_keys(context.instance, evalflow, key, manifest_for(warehouse, key))
-            if selection:
-                stale[key] = selection
-            else:
-                skipped.append(key)
+            manifests[key] = manifest_for(warehouse, key)
+        selections = stale_by_partition(context.instance, evalflow, manifests)
+        stale = {key: selection for key, selection in selections.items() if selection}
+        skipped = [key for key, selection in selections.items() if not selection]
         if skipped:
             context.log.info(
                 f"unchanged since their last evaluation, skipped: {', '.join(skipped)}"

@@ -248,6 +248,60 @@ def failures_error(outcomes: list[Outcome]) -> EvalflowError | None:
     return InputError(what, fix=others.removeprefix("; ") or None)
 
 
+def plan(
+    inst: dg.DagsterInstance,
+    warehouse_root: str,
+    partitions: list[str],
+    judge: JudgeChoice,
+    gates: GateChoice = GateChoice(),
+    force: bool = False,
+) -> dict[str, list[dg.AssetKey] | None]:
+    """What each partition's Dagster run materialises: None for every per-run asset (with
+    `force`, `--rerun-gates` or `--rejudge`), else its stale ones, [] for none (no run)."""
+    from evalflow.io.registry import manifest_for
+    from evalflow.pipeline.assets.freshness import PER_RUN_KEYS, stale_by_partition
+    from evalflow.pipeline.resources import EvalflowResource
+
+    # --rejudge unscored re-runs every step: the stored answers replay, the unusable re-ask.
+    if force or gates.rerun or judge.rejudge:
+        return dict.fromkeys(partitions)
+    resource = EvalflowResource(warehouse=warehouse_root, **judge.config())
+    warehouse = settings.warehouse(warehouse_root)
+    manifests = {key: manifest_for(warehouse, key) for key in partitions}
+    stale = stale_by_partition(inst, resource, manifests)
+    return {key: None if keys == PER_RUN_KEYS else keys for key, keys in stale.items()}
+
+
+def execute(
+    warehouse_root: str,
+    partition: str,
+    selection: list[dg.AssetKey] | None,
+    judge: JudgeChoice,
+    executor: str,
+    gates: GateChoice = GateChoice(),
+    inst: dg.DagsterInstance | None = None,
+) -> Outcome:
+    """Materialise `selection` (None: every per-run asset) of one partition in its own
+    Dagster run; an empty selection runs nothing. `inst`: the caller's open instance (a
+    worker process opens its own)."""
+    import dagster as dg
+
+    if selection == []:
+        return Outcome(partition, True, 0.0, skipped=True)
+    start = time.perf_counter()
+    job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
+    with dg.execute_job(
+        dg.reconstructable(job),
+        instance=inst or instance(warehouse_root),
+        run_config=_run_config(warehouse_root, judge, gates),
+        tags={"dagster/partition": partition, RANKED_INLINE_TAG: "true"},
+        asset_selection=selection,
+    ) as result:
+        ok = result.success
+        error, fixable = ("", True) if ok else _failure_message(result)
+    return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
+
+
 def run_partition(
     warehouse_root: str,
     partition: str,
@@ -258,39 +312,16 @@ def run_partition(
 ) -> Outcome:
     """Materialise the stale per-run assets of one partition in its own Dagster run (all of
     them with `force` or `--rerun-gates`); a partition with none stale runs nothing."""
-    import dagster as dg
-
-    from evalflow.io.registry import manifest_for
-    from evalflow.pipeline.assets.freshness import PER_RUN_KEYS, stale_keys
-    from evalflow.pipeline.resources import EvalflowResource
-
-    start = time.perf_counter()
     inst = instance(warehouse_root)
-    selection = None
-    # --rejudge unscored re-runs every step: the stored answers replay, the unusable re-ask.
-    if not (force or gates.rerun or judge.rejudge):
-        resource = EvalflowResource(warehouse=warehouse_root, **judge.config())
-        path = manifest_for(settings.warehouse(warehouse_root), partition)
-        stale = stale_keys(inst, resource, partition, path)
-        if not stale:
-            return Outcome(partition, True, time.perf_counter() - start, skipped=True)
-        selection = None if stale == PER_RUN_KEYS else stale
-    job = evaluate_run_job if executor == "in_process" else evaluate_run_multiprocess_job
-    with dg.execute_job(
-        dg.reconstructable(job),
-        instance=inst,
-        run_config=_run_config(warehouse_root, judge, gates),
-        tags={"dagster/partition": partition, RANKED_INLINE_TAG: "true"},
-        asset_selection=selection,
-    ) as result:
-        ok = result.success
-        error, fixable = ("", True) if ok else _failure_message(result)
-    return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
+    selection = plan(inst, warehouse_root, [partition], judge, gates, force)[partition]
+    return execute(warehouse_root, partition, selection, judge, executor, gates, inst)
 
 
-def rank(warehouse_root: str, force: bool = False) -> Outcome:
+def rank(
+    warehouse_root: str, force: bool = False, inst: dg.DagsterInstance | None = None
+) -> Outcome:
     """Refresh the cross-run tables, unless a successful ranking already used exactly the
-    current per-run tables and ledger (`force` ranks anyway)."""
+    current per-run tables and ledger (`force` ranks anyway). `inst`: the caller's open one."""
     import dagster as dg
 
     from evalflow.pipeline.assets.freshness import (
@@ -300,7 +331,7 @@ def rank(warehouse_root: str, force: bool = False) -> Outcome:
     )
 
     start = time.perf_counter()
-    inst = instance(warehouse_root)
+    inst = inst or instance(warehouse_root)
     warehouse = settings.warehouse(warehouse_root)
     version = rank_inputs_version(inst, warehouse)
     if not force and rank_is_fresh(inst, warehouse, version):
@@ -377,23 +408,29 @@ def materialize(
     warehouse = settings.warehouse(warehouse_root)
     wanted = resolve_partitions(warehouse_root, partitions)
     check_judges(warehouse_root, wanted, judge)
-    _ensure_partitions(instance(warehouse_root), wanted)
+    # One instance for the whole command: opening one costs ≈ 0.5 s CPU (its storages check
+    # their schema revisions), as much as an unchanged run's whole freshness check.
+    inst = instance(warehouse_root)
+    _ensure_partitions(inst, wanted)
+    selections = plan(inst, warehouse_root, wanted, judge, gates, force)
     outcomes: list[Outcome] = []
     if workers <= 1 or len(wanted) == 1:
         for key in wanted:
-            outcomes.append(run_partition(warehouse_root, key, judge, executor, gates, force))
+            outcomes.append(
+                execute(warehouse_root, key, selections[key], judge, executor, gates, inst)
+            )
             on_done(outcomes[-1])
     else:
         with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
             futures = [
-                pool.submit(run_partition, warehouse_root, k, judge, executor, gates, force)
+                pool.submit(execute, warehouse_root, k, selections[k], judge, executor, gates)
                 for k in wanted
             ]
             for future in as_completed(futures):
                 outcomes.append(future.result())
                 on_done(outcomes[-1])
     outcomes.sort(key=lambda o: wanted.index(o.partition))
-    ranked = rank(warehouse_root, force)
+    ranked = rank(warehouse_root, force, inst)
     on_done(ranked)
     refresh_catalog(warehouse)
     return [*outcomes, ranked]

@@ -13,10 +13,12 @@ from evalflow.domain.models import Search, Verdict
 from evalflow.io.evaluation import (
     JUDGE_ERROR_PREFIXES,
     comparability,
+    fingerprint,
     judge_failure,
     judge_prompt_version,
     open_snapshot,
     prepare_run,
+    resolve_run,
     score_run,
 )
 from evalflow.judges.anthropic_judge import failure_reason
@@ -182,3 +184,18 @@ def test_an_unscored_vote_is_re_asked_once(mini: Path, tmp_path: Path) -> None:
     assert {v.status for v in verdicts} == {"UNMET"}
     heuristic = score_run(prepared, HeuristicJudge(), 1, open_snapshot(prepared))
     assert len(heuristic) == len(every)  # a deterministic judge is asked once
+
+
+def test_resolving_gives_the_fingerprint_preparing_gives_without_a_diff(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The freshness check fingerprints a run from its resolved commits alone."""
+    manifest = mini / "runs" / "good.yaml"
+    prepared = prepare_run(manifest, tmp_path / "wh")
+    monkeypatch.setattr(
+        "evalflow.io.evaluation.diff_surface", lambda *a: pytest.fail("diffed to fingerprint")
+    )
+    resolved = resolve_run(manifest, tmp_path / "wh")
+    judge = HeuristicJudge()
+    assert resolved.diff == ()
+    assert fingerprint(resolved, judge) == fingerprint(prepared, judge)

@@ -6,7 +6,12 @@ fingerprint (PRD, baseline, commits, judge and prompt, elicitation files, evalfl
 latest materialisation in the Dagster instance carries the current fingerprint and code
 version and its warehouse part still exists; otherwise it is stale, and so is everything
 downstream of it. Dagster's in-process execution runs every step it is given, so the CLI,
-the nightly schedule and the manifest sensor give it only the stale ones (`stale_keys`).
+the nightly schedule and the manifest sensor give it only the stale ones (`stale_by_partition`).
+
+The check is cheap, because an unchanged re-evaluation is mostly this check: the fingerprint
+is computed from the resolved commits without diffing (`resolve_run`), and the latest data
+versions of all the partitions come from one indexed query per per-run table
+(`get_latest_tags_by_partition`), not one query per table and partition.
 
 One exception keeps the numbers honest: a run left incomplete by a non-deterministic judge is
 stale while one of its UNSCORED checks was decided by no answer (a spent budget, a failed API
@@ -20,15 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
 from dagster._core.events import DagsterEventType
 
 from evalflow.errors import EvalflowError
 from evalflow.io import settings
-from evalflow.io.evaluation import K_RUNS, fingerprint, prepare_run
+from evalflow.io.evaluation import K_RUNS, fingerprint, resolve_run
 from evalflow.io.ledger import ledger_path_for
 from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.io.suites import SUITES_DIR
@@ -48,29 +54,24 @@ RANK_INPUTS_TAG = "evalflow/rank_inputs"
 
 def current_fingerprint(evalflow: EvalflowResource, manifest_path: Path) -> str:
     """The fingerprint a run of this manifest would record now (reads only)."""
-    prepared = prepare_run(manifest_path, evalflow.get_warehouse().workdir)
-    return fingerprint(prepared, evalflow.get_judge(prepared.manifest.judge))
+    resolved = resolve_run(manifest_path, evalflow.get_warehouse().workdir)
+    return fingerprint(resolved, evalflow.get_judge(resolved.manifest.judge))
 
 
-def _fresh(
-    instance: dg.DagsterInstance,
-    warehouse: Warehouse,
-    key: dg.AssetKey,
-    partition: str,
-    expected: str,
-    code_version: str | None,
-) -> bool:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1
-    ).records
-    if not records or records[0].asset_materialization is None:
-        return False
-    tags = records[0].asset_materialization.tags or {}
-    return (
-        tags.get(DATA_VERSION_TAG) == expected
-        and tags.get(CODE_VERSION_TAG) == code_version
-        and warehouse.has(key.path[-1], partition)
-    )
+def _expected(evalflow: EvalflowResource, partition: str, manifest_path: Path) -> str | None:
+    """The partition's current fingerprint, or None when every asset is to run: it is not
+    registered to `manifest_path` yet, or its fingerprint cannot be computed (the run itself
+    registers it or reports the error)."""
+    warehouse = evalflow.get_warehouse()
+    if not warehouse.has(REGISTRY_TABLE, partition):
+        return None
+    registered = Path(warehouse.read(REGISTRY_TABLE, partition)["manifest_path"].iloc[0])
+    if registered.resolve() != Path(manifest_path).resolve():
+        return None
+    try:
+        return current_fingerprint(evalflow, manifest_path)
+    except EvalflowError:
+        return None
 
 
 def _retry_incomplete(warehouse: Warehouse, partition: str) -> bool:
@@ -97,35 +98,49 @@ def _downstream(stale: set[dg.AssetKey]) -> set[dg.AssetKey]:
     return {k for a in per_run_assets if closed & set(a.keys) for k in a.keys}
 
 
+def stale_by_partition(
+    instance: dg.DagsterInstance, evalflow: EvalflowResource, manifests: Mapping[str, Path]
+) -> dict[str, list[dg.AssetKey]]:
+    """The per-run assets to materialise for each partition of `manifests` (partition →
+    its manifest): sorted, empty when all are fresh.
+
+    Only the data version is compared: every per-run asset's code version is evalflow's
+    version, which the fingerprint covers, and Dagster indexes the data-version tag alone
+    for by-partition queries."""
+    warehouse = evalflow.get_warehouse()
+    expected = {p: _expected(evalflow, p, path) for p, path in manifests.items()}
+    checked = [
+        p for p, fp in expected.items() if fp is not None and not _retry_incomplete(warehouse, p)
+    ]
+    latest = {
+        key: instance.event_log_storage.get_latest_tags_by_partition(
+            key, DagsterEventType.ASSET_MATERIALIZATION, [DATA_VERSION_TAG], checked
+        )
+        for key in (PER_RUN_KEYS if checked else [])
+    }
+    out: dict[str, list[dg.AssetKey]] = {}
+    for partition in manifests:
+        if partition not in checked:
+            out[partition] = list(PER_RUN_KEYS)
+            continue
+        stale = {
+            key
+            for key in PER_RUN_KEYS
+            if latest[key].get(partition, {}).get(DATA_VERSION_TAG) != expected[partition]
+            or not warehouse.has(key.path[-1], partition)
+        }
+        out[partition] = sorted(_downstream(stale)) if stale else []
+    return out
+
+
 def stale_keys(
     instance: dg.DagsterInstance,
     evalflow: EvalflowResource,
     partition: str,
     manifest_path: Path,
 ) -> list[dg.AssetKey]:
-    """The per-run assets to materialise for `partition` (sorted; empty when all are fresh).
-
-    Every asset is stale when the partition is not registered to `manifest_path` yet or its
-    fingerprint cannot be computed: the run itself registers or reports the error."""
-    warehouse = evalflow.get_warehouse()
-    registered = (
-        warehouse.has(REGISTRY_TABLE, partition)
-        and Path(warehouse.read(REGISTRY_TABLE, partition)["manifest_path"].iloc[0]).resolve()
-        == Path(manifest_path).resolve()
-    )
-    try:
-        expected = current_fingerprint(evalflow, manifest_path) if registered else None
-    except EvalflowError:
-        expected = None
-    if expected is None or _retry_incomplete(warehouse, partition):
-        return list(PER_RUN_KEYS)
-    stale = {
-        key
-        for a in per_run_assets
-        for key in a.keys
-        if not _fresh(instance, warehouse, key, partition, expected, a.code_versions_by_key[key])
-    }
-    return sorted(_downstream(stale)) if stale else []
+    """`stale_by_partition` for one partition."""
+    return stale_by_partition(instance, evalflow, {partition: manifest_path})[partition]
 
 
 def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> str:

@@ -14,7 +14,14 @@ import dagster as dg
 import pytest
 
 from evalflow.pipeline import orchestrate
-from evalflow.pipeline.assets.freshness import PER_RUN_KEYS, rank_inputs_version, stale_keys
+from evalflow.pipeline.assets import per_run_assets
+from evalflow.pipeline.assets.common import CODE_VERSION
+from evalflow.pipeline.assets.freshness import (
+    PER_RUN_KEYS,
+    rank_inputs_version,
+    stale_by_partition,
+    stale_keys,
+)
 from evalflow.pipeline.definitions import defs
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.warehouse import Warehouse
@@ -104,6 +111,55 @@ def test_a_changed_input_makes_every_asset_stale(evaluated) -> None:
     finally:
         prd.write_text(original)
     assert stale_keys(inst, resource, KEY, manifest) == []
+
+
+def test_one_query_per_table_answers_for_every_partition(evaluated, monkeypatch) -> None:
+    """The freshness of the partitions costs one indexed query per per-run table, for all of
+    them together, and none per partition."""
+    root, mini = evaluated
+    inst = orchestrate.instance(str(root))
+    storage = inst.event_log_storage
+    calls: list[dg.AssetKey] = []
+    query = storage.get_latest_tags_by_partition
+
+    def counted(key, *args, **kwargs):
+        calls.append(key)
+        return query(key, *args, **kwargs)
+
+    monkeypatch.setattr(storage, "get_latest_tags_by_partition", counted)
+    monkeypatch.setattr(
+        inst, "fetch_materializations", lambda *a, **k: pytest.fail("one query per partition")
+    )
+    partial = mini / "runs" / "partial.yaml"  # not registered here: all stale, no query
+    stale = stale_by_partition(
+        inst,
+        EvalflowResource(warehouse=str(root)),
+        {KEY: mini / "runs" / "good.yaml", "mini.partial.r1": partial},
+    )
+    assert stale == {KEY: [], "mini.partial.r1": PER_RUN_KEYS}
+    assert sorted(calls) == PER_RUN_KEYS
+
+
+def test_the_data_version_alone_decides_because_it_covers_the_code_version() -> None:
+    """`stale_by_partition` compares data versions only: sound while every per-run asset's
+    code version is evalflow's version, which the fingerprint covers."""
+    versions = {v for a in per_run_assets for v in a.code_versions_by_key.values()}
+    assert versions == {CODE_VERSION}
+
+
+def test_an_unchanged_rerun_opens_the_instance_once(evaluated, monkeypatch) -> None:
+    root, _ = evaluated
+    opened: list[str] = []
+    open_instance = orchestrate.instance
+
+    def counted(warehouse_root: str):
+        opened.append(warehouse_root)
+        return open_instance(warehouse_root)
+
+    monkeypatch.setattr(orchestrate, "instance", counted)
+    outcomes = orchestrate.materialize(str(root), [KEY])
+    assert all(o.skipped for o in outcomes)
+    assert opened == [str(root)]
 
 
 def test_the_sensor_does_not_request_an_evaluated_run(evaluated, monkeypatch) -> None:
