@@ -80,8 +80,12 @@ def _sentence(text: str) -> str:
 
 
 def _lower_first(text: str) -> str:
-    # "A webhook" → "a webhook", but an acronym ("API", "UI") keeps its case.
-    return text if len(text) > 1 and text[1].isupper() else text[:1].lower() + text[1:]
+    # "A webhook" → "a webhook", but an acronym ("API", "UI") and a code name the PRD fixes
+    # ("CreatedAt and UpdatedAt are set", "MockAuthProvider") keep their case.
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    if (len(text) > 1 and text[1].isupper()) or re.search(r"[a-z][A-Z]", first):
+        return text
+    return text[:1].lower() + text[1:]
 
 
 def _behaviour(context: str, clause: str) -> str:

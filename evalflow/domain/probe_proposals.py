@@ -1,7 +1,8 @@
 """Offline probe proposals, the pure part: what an AC fixes in its own words.
 
 A PRD that names an identifier — a quoted string or code span (`trial_started`, "Invalid
-input"), a route (`POST /api/tasks`, `/api/tasks/:id`), a snake_case or camelCase name — fixes
+input"), a route (`POST /api/tasks`, `/api/tasks/:id`), a snake_case, camelCase or PascalCase
+compound name (`MockAuthProvider`) — fixes
 what every run must write, whatever else it chooses. A single plain word (`status`,
 "Private") is no identifier: every run writes it for many reasons. Each such identifier a check's
 proposition contains is a candidate probe for that check: `impl` for an I-check,
@@ -20,7 +21,13 @@ from evalflow.domain.models import Probe
 
 _SPAN = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”")
 _ROUTE = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE)\s+(?:https?://[^/\s]+)?(/[\w/:{}.\-*]*)")
-_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
+_NAME = re.compile(
+    r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b"
+    # A PascalCase compound (`MockAuthProvider`, `ArchivedAt`, `NotImplementedException`,
+    # `Auth0AuthProvider.ValidateTokenAsync`): a class, member or exception name the PRD
+    # fixes, spelled as written in C#, Java or TypeScript code.
+    r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?:\.[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)?\b"
+)
 _PARAM = re.compile(r":\w+|\{\w+\}")
 _META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 # Not an identifier a run must write: a value, a placeholder, an example, a glob.
@@ -82,7 +89,18 @@ def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
         if words and part in behaviour.lower():
             behaviour = behaviour.replace(words, " ")
     return tuple(
-        Probe(kind=kind, pattern=pattern_for(ident), proposed=True)
+        Probe(kind=kind, pattern=_assigned(ident, behaviour) or pattern_for(ident), proposed=True)
         for ident in fixed_identifiers(ac_text)
         if ident in behaviour
     )
+
+
+def _assigned(identifier: str, behaviour: str) -> str | None:
+    """For a field the behaviour says takes a value ("`CreatedAt` and `UpdatedAt` are set to
+    the current UTC time", "UpdatedAt advances"), a pattern for an assignment to it: that the
+    name is declared (`public DateTime UpdatedAt { get; set; }`) proves no value is set."""
+    name = re.escape(identifier)
+    sets = rf"{name}(?:\W+(?:and|or)\W+\S+)?\W+(?:is|are|gets|get)\s+(?:set|updated|assigned)\b"
+    if not re.search(rf"{sets}|{name}\W+(?:advances|reflects)\b", behaviour):
+        return None
+    return pattern_for(identifier) + r"\s*=[^=>]"

@@ -5,8 +5,12 @@ check) is tried on every run with the heuristic judge's own code (its verdict, a
 probe test` shows it): it decides the check in a run when the check alone with that probe is
 MET there. A candidate is proposed only when it decides the check in at least two
 runs (in the one run when only one is given): a pattern that fits one run's naming is not
-portable. Proposed probes carry `proposed: true`, which `baseline freeze` refuses until a
-person accepts them; `accept=True` writes them accepted. No network, no model: the same
+portable. A T-check's test probe for a name its I-check's impl probe was proposed for (so
+portable) is proposed too when it decides the T-check in as many runs, MET or UNMET with a
+proof of absence every implementation shares (no test asserts the AC's identifier, or the run
+has no test file at all): the runs' missing tests are a decided verdict, not an unknown.
+Proposed probes carry `proposed: true`, which `baseline freeze` refuses until a person
+accepts them; `accept=True` writes them accepted. No network, no model: the same
 PRD and runs give the same draft.
 """
 
@@ -16,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from evalflow.domain.baseline_draft import DraftAC, DraftCheck
 from evalflow.domain.models import BaselineAC, Check, Probe, TestLevelPolicy
+from evalflow.domain.portability import FLAG_PROVEN_ABSENT
 from evalflow.domain.probe_proposals import candidates
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.heuristic import HeuristicJudge
@@ -30,9 +35,12 @@ class ProposalCount:
     checks: int = 0
 
 
-def _decides(
+def _verdict(
     judge: HeuristicJudge, snapshot: RepoSnapshot, ac: DraftAC, check: DraftCheck, probe: Probe
-) -> bool:
+) -> str:
+    """The judge's own verdict on `check` with `probe` alone (what `probe test` shows,
+    without listing every line it read): MET, PROVEN (UNMET with a proof of absence every
+    implementation shares) or another status."""
     one = Check(
         id=check.id,
         kind=check.kind,  # type: ignore[arg-type]
@@ -51,8 +59,8 @@ def _decides(
         diff_paths=tuple(sorted(snapshot.files)),  # the run's files at head
         test_levels=TestLevelPolicy(),
     )
-    # The judge's own verdict (what `probe test` shows, without listing every line it read).
-    return judge.score(request)[0].status == "MET"
+    verdict = judge.score(request)[0]
+    return "PROVEN" if FLAG_PROVEN_ABSENT in verdict.flags else verdict.status
 
 
 def propose(
@@ -65,17 +73,25 @@ def propose(
     total = ProposalCount()
     for ac in acs:
         checks = []
-        for drafted in ac.checks:
+        # Patterns an I-check of this AC kept: each has matched production code in `need`
+        # runs, so the T-check's test probe for the same name is portable too and may decide
+        # its check by a proven absence (no test asserts it, or the run has no test at all).
+        shown: set[str] = set()
+        for drafted in sorted(ac.checks, key=lambda c: c.kind != "I"):
             tried = candidates(drafted, ac.text)
-            kept = [
-                probe
-                for probe in tried
-                if sum(
-                    _decides(judge, snap, ac, drafted, probe)
+            decided = {"MET", "PROVEN"} if drafted.kind == "T" else {"MET"}
+            kept = []
+            for probe in tried:
+                verdicts = [
+                    _verdict(judge, snap, ac, drafted, probe)
                     for judge, snap in zip(judges, runs, strict=True)
-                )
-                >= need
-            ]
+                ]
+                met = verdicts.count("MET") >= need
+                paired = probe.pattern in shown and sum(v in decided for v in verdicts) >= need
+                if met or paired:
+                    kept.append(probe)
+            if drafted.kind == "I":
+                shown.update(p.pattern for p in kept)
             if accept:
                 kept = [p.model_copy(update={"proposed": False}) for p in kept]
             note = (
@@ -89,5 +105,6 @@ def propose(
                 total.checks_with_probes + bool(kept),
                 total.checks + 1,
             )
-        out.append(replace(ac, checks=tuple(checks)))
+        order = {c.id: n for n, c in enumerate(ac.checks)}
+        out.append(replace(ac, checks=tuple(sorted(checks, key=lambda c: order[c.id]))))
     return out, total

@@ -62,3 +62,35 @@ def test_a_plain_word_is_no_identifier() -> None:
         'The `Expense` schema has `status` and `userId`; the log records "Private" to "Org Shared"'
     )
     assert fixed_identifiers(text) == ("userId", "Org Shared")
+
+
+def test_a_pascal_case_compound_is_an_identifier() -> None:
+    # Found on a real OpenSpec project (C# API): its ACs name classes and exceptions bare.
+    text = (
+        "THEN the MockAuthProvider is registered; WHEN Auth0AuthProvider.ValidateTokenAsync "
+        "is called THEN it throws NotImplementedException; the Button and Avatar render"
+    )
+    assert fixed_identifiers(text) == (
+        "MockAuthProvider",
+        "Auth0AuthProvider.ValidateTokenAsync",
+        "NotImplementedException",
+    )
+
+
+def test_a_field_the_ac_says_is_set_is_probed_as_an_assignment() -> None:
+    # Found on a real OpenSpec project: `UpdatedAt` matched its declaration
+    # (`public DateTime UpdatedAt { get; set; }`) though nothing ever set it: a false MET.
+    ac = "WHEN a record is inserted; THEN CreatedAt and UpdatedAt are set to the current UTC time"
+    check = DraftCheck(
+        "A1-I1", "I", "When a record is inserted, CreatedAt and UpdatedAt are set to the time.", "x"
+    )
+    patterns = [p.pattern for p in candidates(check, ac)]
+    assert patterns == [r"CreatedAt\s*=[^=>]", r"UpdatedAt\s*=[^=>]"]
+    assigned = compile_untrusted(patterns[1])
+    assert assigned.search("entity.UpdatedAt = DateTime.UtcNow;")
+    assert not assigned.search("public DateTime UpdatedAt { get; set; }")
+    assert not assigned.search("if (x.UpdatedAt == y)")
+    shown = DraftCheck("A1-I2", "I", "The MockAuthProvider is registered.", "x")
+    assert [p.pattern for p in candidates(shown, "THEN the MockAuthProvider is registered")] == [
+        "MockAuthProvider"
+    ]

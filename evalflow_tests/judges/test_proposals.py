@@ -39,13 +39,19 @@ def test_proposed_only_when_two_runs_agree_and_freeze_waits_for_acceptance(
             str(out)] + [a for r in runs for a in ("--repo", str(r))]  # fmt: skip
     code, stdout, err = run_cli(capsys, *args)
     assert code == 0, err
-    assert "probes: 1 proposed" in stdout
+    # S1-AC1-T1 gets the test probe of the name its I-check's probe matched in two runs: no
+    # run has a test file, so each answers it UNMET (proven), a decided verdict.
+    assert "probes: 2 proposed" in stdout
     draft = yaml.safe_load(out.read_text())
     probes = {c["id"]: c.get("probes", []) for ac in draft["acs"] for c in ac["checks"]}
     assert probes["S1-AC1-I1"] == [
         {"kind": "impl", "pattern": "trial_started", "path_globs": ["**"], "proposed": True}
     ]
+    assert probes["S1-AC1-T1"] == [
+        {"kind": "test-assert", "pattern": "trial_started", "path_globs": ["**"], "proposed": True}
+    ]
     assert probes["S1-AC2-I1"] == []  # matched one run only: not portable, not proposed
+    assert probes["S1-AC2-T1"] == []  # nor its test probe, though no run has a test
     assert "1 deciding the check in at least 2 of 3 run(s)" in out.read_text()
 
     code, _, err = run_cli(capsys, "baseline", "freeze", str(out))
