@@ -551,6 +551,11 @@ class Verdict(Frozen):
     flags: tuple[str, ...] = Field(
         default=(), description="e.g. 'evidence-outside-diff-surface', 'evidence-invalid'"
     )
+    read_blobs: tuple[tuple[str, str], ...] | None = Field(
+        default=None,
+        description="(path, git blob id) of each file the judge read, sorted; None where the "
+        "judge does not record it (a judge without repository tools, stored labels)",
+    )
 
 
 class GateCommands(Frozen):

@@ -423,6 +423,7 @@ def verdicts_frame(
             "n_searches": len(v.searches),
             "rationale": v.rationale,
             "flags": ",".join(v.flags),
+            "read_blobs": None if v.read_blobs is None else json.dumps(dict(v.read_blobs)),
             **spent(v.check_id),
         }
         for v in verdicts

@@ -1218,13 +1218,15 @@ class ClaudeJudge(ClaudeBacked):
                 reask = True  # a stored malformed body (a replay sends nothing)
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
-            return self._converse(ac, check, request, tools, prefetch=prefetch, reask=reask)
+            verdict = self._converse(ac, check, request, tools, prefetch=prefetch, reask=reask)
         except (PendingCallError, JudgeUnavailableError, RunStoppedError):
             raise
         except BudgetExceededError:
-            return self._unscored(check, request.run, tools, BUDGET_STOP)
+            verdict = self._unscored(check, request.run, tools, BUDGET_STOP)
         except Exception as exc:
-            return self._unscored(check, request.run, tools, failure_reason(exc))
+            verdict = self._unscored(check, request.run, tools, failure_reason(exc))
+        # What the verdict rests on, by content: a later run can tell which files changed.
+        return verdict.model_copy(update={"read_blobs": tuple(sorted(tools.read.items()))})
 
     def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
         return unscored_verdict(

@@ -8,7 +8,8 @@ check, the baseline's context and the diff surface's paths; every later turn hol
 results (file lines, grep hits, listings) the judge saw. So a new commit re-asks a check from
 the first turn whose tool results differ — a change in a file the judge never read (nor found
 by a search) re-asks nothing, one in a file it read re-asks from that turn on, and a new
-prompt version, model, baseline or diff surface re-asks everything.
+prompt version, model, baseline or diff surface re-asks everything. Each verdict records the
+blob ids of the files it read (`Verdict.read_blobs`), the content its answer rests on.
 
 Every answer the API gave is kept, also one that is of no use: a
 response that stopped on `max_tokens` or `refusal`, or that later failed validation, is stored

@@ -27,6 +27,7 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 import time
@@ -140,14 +141,23 @@ def _bad_path(path: str) -> str | None:
     return None
 
 
+def blob_sha(text: str) -> str:
+    """Git's blob id of a file's text (sha1 over `blob <size>\\0` and the UTF-8 bytes): the
+    same as `git hash-object` for a UTF-8 file, so a verdict's record matches the tree."""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 @dataclass
 class RepoTools:
-    """The three tools over one snapshot, with the log of searches they ran."""
+    """The three tools over one snapshot, with the log of searches they ran and the blob id
+    of every file `read_file` answered from (`read`: path -> `blob_sha`)."""
 
     snapshot: RepoSnapshot
     diff_paths: tuple[str, ...]
     limits: ToolLimits = field(default_factory=ToolLimits)
     searches: list[Search] = field(default_factory=list)
+    read: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._diff = [p for p in self.diff_paths if p in self.snapshot]
@@ -257,6 +267,7 @@ class RepoTools:
         if normal not in self.snapshot:
             return self._refuse_missing(normal)
         total = self.snapshot.files[normal].line_count
+        self.read[normal] = blob_sha(self.snapshot.files[normal].text)
         if total == 0:
             return ToolResult(
                 f"{normal} is empty (0 lines)", search=self._record(normal, normal, 0)

@@ -111,6 +111,10 @@ class VerdictRow(RunRow):
     n_searches: int
     rationale: str
     flags: str = Field(description="comma-separated validator flags")
+    read_blobs: str | None = Field(
+        description="JSON {path: git blob id} of the files the judge read; null where the "
+        "judge does not record it (heuristic, labels, OpenAI-compatible)"
+    )
     api_calls: int = Field(description="model requests for this check (cache hits excluded)")
     input_tokens: int
     output_tokens: int

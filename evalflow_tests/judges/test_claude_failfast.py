@@ -18,9 +18,11 @@ from evalflow.judges.anthropic_judge import (
     ClaudeSettings,
 )
 from evalflow.judges.cache import ResponseCache
+from evalflow.judges.repo_tools import blob_sha
 from evalflow_tests.judges.fake_anthropic import (
     APP_CORE,
     DEMO_CHECKS,
+    TEST_CORE,
     TEST_KEY,
     TEST_PRICES,
     Fail,
@@ -31,7 +33,9 @@ from evalflow_tests.judges.fake_anthropic import (
     demo_request,
     demo_snapshot,
     grep_then_submit,
+    submit,
     text,
+    tool_use,
 )
 
 
@@ -223,3 +227,31 @@ def test_a_shared_trip_ends_with_its_cool_down(tmp_path: Path) -> None:
         other.check()
     now[0] += 61
     CircuitBreaker(1, 60, state=state, wall=lambda: now[0]).check()  # a new process passes
+
+
+def _read_then_submit(turn: Turn) -> Reply:
+    """Turn 1 reads app/core.py; turn 2 cites what it read."""
+    if turn.turn == 1:
+        return Reply([tool_use("read_file", {"path": "app/core.py", "start": 1, "end": 3}, turn)])
+    cited = {"path": "app/core.py", "start_line": 2, "end_line": 2, "quote": "Hello"}
+    return submit(turn, "MET", evidence=[cited], rationale="app/core.py:2 greets")
+
+
+def test_each_verdict_records_the_blobs_it_read_and_only_their_change_re_asks(
+    tmp_path: Path,
+) -> None:
+    comment = "\n# an unrelated comment\n"
+    first = demo_snapshot()
+    unrelated = demo_snapshot({"tests/test_core.py": TEST_CORE + comment})
+    edited = demo_snapshot({"app/core.py": APP_CORE + comment})
+    request = lambda snap: demo_request(checks=DEMO_CHECKS[:1], snapshot=snap)  # noqa: E731
+    with FakeAnthropic(_read_then_submit) as fake:
+        (verdict,) = claude_judge(fake, tmp_path).score(request(first))
+        asked = len(fake.requests)
+        (same,) = claude_judge(fake, tmp_path).score(request(unrelated))
+        assert len(fake.requests) == asked  # 0 re-asked after a change nobody read
+        (again,) = claude_judge(fake, tmp_path).score(request(edited))
+        assert len(fake.requests) == asked + 1  # the turn after the read is asked again
+    assert verdict.read_blobs == (("app/core.py", blob_sha(APP_CORE)),)
+    assert same.read_blobs == verdict.read_blobs
+    assert again.read_blobs == (("app/core.py", blob_sha(APP_CORE + comment)),)

@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from evalflow.judges.repo_tools import TOOL_DEFINITIONS, TOOL_NAMES, RepoTools, ToolLimits
+from evalflow.judges.repo_tools import (
+    TOOL_DEFINITIONS,
+    TOOL_NAMES,
+    RepoTools,
+    ToolLimits,
+    blob_sha,
+)
 from evalflow.repo.snapshot import RepoSnapshot, SourceFile
 
 
@@ -154,3 +160,17 @@ def test_a_grep_program_above_the_re2_bound_is_refused_at_once(monkeypatch) -> N
     assert tool.grep("(.*a){6}", "**").is_error
     monkeypatch.delenv("EVALFLOW_TOOL_RE2_PROGRAM")
     assert tool.grep("(.*a){6}", "**").text.startswith("a.txt:1: abab")
+
+
+def test_read_file_records_the_git_blob_id_of_each_file_read() -> None:
+    import subprocess
+
+    text = "def greet(name):\n    return f'Hello, {name}'\n"
+    tools = RepoTools(RepoSnapshot("c", {"a.py": SourceFile("a.py", text)}), ())
+    tools.grep("greet", "**")
+    assert tools.read == {}  # a search is not a read
+    tools.read_file("a.py", 1, 1)
+    git = subprocess.run(
+        ["git", "hash-object", "--stdin"], input=text.encode(), capture_output=True, check=True
+    )
+    assert tools.read == {"a.py": git.stdout.decode().strip()} == {"a.py": blob_sha(text)}
