@@ -18,7 +18,11 @@ Reported:
 7. the fault matrix (issue 25): per misbehaving stand-in (max_tokens forever, endless tool
    calls, text without a tool call, a 429/529 storm, 413, malformed 200, lost bodies), the
    requests sent, dollars billed by the stand-in vs dollars evalflow recorded, and the exit
-   code the pipeline would give (2 = one line, JudgeUnavailableError), with --max-cost 1.
+   code the pipeline would give (2 = one line, JudgeUnavailableError), with --max-cost 1;
+   plus a run killed (kill -9) with calls in flight and run again on the same budget ledger,
+   and a 401 met by 3 step processes with 2 step retries each (shared vs per-process breaker);
+8. conversations re-asked after one comment line is appended to an unrelated file (target 0)
+   and to a file the judge read.
 
 Run from the repository root: `.venv/bin/python benchmarks/bench_judge.py [--quick]`.
 """
@@ -26,7 +30,11 @@ Run from the repository root: `.venv/bin/python benchmarks/bench_judge.py [--qui
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
 import os
+import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -337,6 +345,109 @@ def fault_matrix(n: int, snap: RepoSnapshot) -> list[tuple[str, int, float, floa
     return rows
 
 
+def _score_in_child(base_url: str, cache: str, ledger: str, n: int) -> None:
+    """One `evalflow run` of the run key in its own process, on the warehouse's ledger."""
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-real-key")
+    j = ClaudeJudge(
+        ClaudeSettings(concurrency=2, timeout_s=30.0, max_tokens=4000, max_check_usd=5.0),
+        cache_dir=Path(cache),
+        base_url=base_url,
+        budget=Budget(1.0, ledger=Path(ledger)),
+    )
+    try:
+        j.score(request(n, 1, snapshot()))
+    except EvalflowError as exc:
+        sys.exit(exc.exit_code)
+
+
+def killed_then_rerun(n: int) -> tuple[int, float, float, float, str]:
+    """kill -9 a run with calls in flight, then run it again at the same --max-cost 1."""
+
+    def costly(t: Turn) -> Reply:
+        return Reply([tool_use("list_files", {"path_glob": "**"}, t)], output_tokens=3000)
+
+    spawn = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(costly, latency_s=0.2) as fake:
+        ledger = Path(tmp) / "budgets" / "run.json"
+        args = (fake.base_url, str(Path(tmp) / "cache"), str(ledger), n)
+        first = spawn.Process(target=_score_in_child, args=args)
+        first.start()
+        deadline = time.monotonic() + 120
+        while len(fake.requests) < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)
+        first.join()
+        time.sleep(0.5)  # the killed run's calls in flight are answered and billed
+        second = spawn.Process(target=_score_in_child, args=args)
+        second.start()
+        second.join(timeout=300)
+        billed = hand_cost(fake.usages, load_prices().price(ClaudeSettings().model))
+        state = json.loads(ledger.read_text())
+        exits = f"{first.exitcode} (killed), {second.exitcode}"
+        return len(fake.requests), billed, state["spent"], state["estimated"], exits
+
+
+def _wrong_key_in_child(base_url: str, cache: str | None, n: int) -> None:
+    """One step process with its two step retries, against an API refusing the key."""
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-real-key")
+    for _ in range(3):
+        try:
+            ClaudeJudge(
+                ClaudeSettings(concurrency=4, timeout_s=30.0),
+                cache_dir=None if cache is None else Path(cache),
+                base_url=base_url,
+            ).score(request(n, 1, snapshot()))
+        except EvalflowError:
+            continue
+
+
+def wrong_key_requests(n: int, *, shared: bool) -> int:
+    """Requests a 401 costs over 3 step processes × 3 attempts (the multiprocess executor
+    with RetryPolicy(max_retries=2)); `shared`: the breaker's state under the warehouse."""
+    refuse = Fail(401, "authentication_error", "invalid x-api-key")
+    spawn = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(lambda t: refuse) as fake:
+        cache = str(Path(tmp) / "cache") if shared else None
+        steps = [spawn.Process(target=_wrong_key_in_child, args=(fake.base_url, cache, n))]
+        steps += [spawn.Process(target=_wrong_key_in_child, args=(fake.base_url, cache, n))]
+        steps += [spawn.Process(target=_wrong_key_in_child, args=(fake.base_url, cache, n))]
+        for step in steps:  # started together, as the executor does
+            step.start()
+        for step in steps:
+            step.join(timeout=300)
+        return len(fake.requests)
+
+
+CHECK_HEADING = re.compile(r"## Check (\S+) \(")
+
+
+def _checks_asked(bodies: list[dict]) -> set[str]:
+    """The checks whose conversations sent these requests (named in their first message)."""
+    texts = (" ".join(b.get("text", "") for b in body["messages"][0]["content"]) for body in bodies)
+    return {m.group(1) for m in map(CHECK_HEADING.search, texts) if m}
+
+
+def reasked_after_one_line(n: int) -> list[tuple[str, int, int]]:
+    """Score, then append one comment line to a file, score again: conversations re-asked."""
+    base = snapshot()
+    comment = "\n# reviewed: no behaviour change\n"
+    changes = {
+        "unrelated file (tests/test_module_7.py, never read nor grepped)": "tests/test_module_7.py",
+        "a file the judge read (app/module_1.py)": "app/module_1.py",
+    }
+    rows = []
+    for name, path in changes.items():
+        files = dict(base.files)
+        files[path] = SourceFile(path, base.files[path].text + comment)
+        changed = RepoSnapshot("c0ffee2", files)
+        with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(responder) as fake:
+            judge(fake, Path(tmp), 8).score(request(n, 1, base))
+            before = len(fake.requests)
+            judge(fake, Path(tmp), 8).score(request(n, 1, changed))
+            rows.append((name, len(_checks_asked(fake.requests[before:])), n))
+    return rows
+
+
 def faults_main(n: int) -> None:
     snap = snapshot()
     first, second = second_run_requests(n, snap)
@@ -345,6 +456,19 @@ def faults_main(n: int) -> None:
     print("   | fault | requests | $ billed | $ recorded | exit |")
     for name, requests, billed, recorded, code in fault_matrix(n, snap):
         print(f"   | {name} | {requests} | {billed:.4f} | {recorded:.4f} | {code} |")
+    requests, billed, spent, estimated, exits = killed_then_rerun(n)
+    print(
+        f"   | kill -9 mid-run, rerun (ledger per run key) | {requests} | {billed:.4f} | "
+        f"{spent:.4f} (of which {estimated:.4f} in flight at the kill) | {exits} |"
+    )
+    shared, alone = wrong_key_requests(n, shared=True), wrong_key_requests(n, shared=False)
+    print(
+        f"   | 401, 3 step processes × 3 attempts | {shared} (per-process breakers: {alone}) "
+        "| 0 | 0 | 2 |"
+    )
+    print(f"\n8. re-asked after a one-line change (a comment appended), {n} checks")
+    for name, asked, total in reasked_after_one_line(n):
+        print(f"   {name}: {asked} of {total} conversations re-asked ({asked / total:.0%})")
 
 
 if __name__ == "__main__":
