@@ -390,6 +390,7 @@ def killed_then_rerun(n: int) -> tuple[int, float, float, float, str]:
 def _wrong_key_in_child(base_url: str, cache: str | None, n: int) -> None:
     """One step process with its two step retries, against an API refusing the key."""
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-real-key")
+    code = 0
     for _ in range(3):
         try:
             ClaudeJudge(
@@ -397,11 +398,12 @@ def _wrong_key_in_child(base_url: str, cache: str | None, n: int) -> None:
                 cache_dir=None if cache is None else Path(cache),
                 base_url=base_url,
             ).score(request(n, 1, snapshot()))
-        except EvalflowError:
-            continue
+        except EvalflowError as exc:
+            code = exc.exit_code
+    sys.exit(code)
 
 
-def wrong_key_requests(n: int, *, shared: bool) -> int:
+def wrong_key_requests(n: int, *, shared: bool) -> tuple[int, float, set[int | None]]:
     """Requests a 401 costs over 3 step processes × 3 attempts (the multiprocess executor
     with RetryPolicy(max_retries=2)); `shared`: the breaker's state under the warehouse."""
     refuse = Fail(401, "authentication_error", "invalid x-api-key")
@@ -415,7 +417,7 @@ def wrong_key_requests(n: int, *, shared: bool) -> int:
             step.start()
         for step in steps:
             step.join(timeout=300)
-        return len(fake.requests)
+        return len(fake.requests), hand_cost(fake.usages), {step.exitcode for step in steps}
 
 
 CHECK_HEADING = re.compile(r"## Check (\S+) \(")
@@ -461,10 +463,13 @@ def faults_main(n: int) -> None:
         f"   | kill -9 mid-run, rerun (ledger per run key) | {requests} | {billed:.4f} | "
         f"{spent:.4f} (of which {estimated:.4f} in flight at the kill) | {exits} |"
     )
-    shared, alone = wrong_key_requests(n, shared=True), wrong_key_requests(n, shared=False)
+    (shared, billed, codes), (alone, *_) = (
+        wrong_key_requests(n, shared=True),
+        wrong_key_requests(n, shared=False),
+    )
     print(
         f"   | 401, 3 step processes × 3 attempts | {shared} (per-process breakers: {alone}) "
-        "| 0 | 0 | 2 |"
+        f"| {billed:.4f} | not recorded (nothing answered) | {', '.join(map(str, codes))} |"
     )
     print(f"\n8. re-asked after a one-line change (a comment appended), {n} checks")
     for name, asked, total in reasked_after_one_line(n):

@@ -27,6 +27,7 @@ import json
 import math
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -252,7 +253,7 @@ class FakeAnthropic:
         class Handler(_Handler):
             server_fake = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.01,), daemon=True
@@ -407,6 +408,15 @@ class FakeAnthropic:
             self._batches[batch_id].canceled = True
             self.batch_calls["cancel"] += 1
         return self.batch_json(batch_id)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that went away mid-request (killed, timed out) is part of the scenarios, not
+    an error worth a traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
