@@ -5,11 +5,15 @@
     Final       = Σ w_s·Story_score / Σ w_s   over stories with w_s > 0 (P0 = 3, P1 = 2, P2 = 0)
     Adjusted    = Final × 0.5   iff at least one engineering gate is a confirmed ✗
 
-Computation is vectorised over any number of runs in float64; the *reported* values are
-rounded half up to 2 decimals from the exact rational. Every input is a count, so a float
-can only be ambiguous when it sits within 1e-9 of a rounding tie; those few values are
-recomputed exactly with `fractions.Fraction` before rounding (0.615 reports as 0.62, never
-Python's 0.61). Σw comes from `PRIORITY_WEIGHTS`, the table the report prints.
+Computation is vectorised over any number of runs in integers: every score is a ratio of
+counts, so each AC, story and Final is held as an integer numerator over a denominator built
+from the totals alone (AC: 5·i_total·t_total; the common denominator D is the lcm of those,
+M the lcm of the stories' AC counts), and the *reported* values are rounded half up to 2
+decimals from those exact rationals (0.615 reports as 0.62, never Python's 0.61), with no
+`Fraction` per run. Denominators depend only on a baseline's shape, so D and M stay small;
+should Σw·M·D ever outgrow int64, the same arithmetic runs on Python integers. The `*_value`
+columns are the exact ratios as float64. Σw comes from `PRIORITY_WEIGHTS`, the table the
+report prints.
 
 Unmeasured is never a number (SPEC §5 "Undetermined Final"). An UNSCORED majority means
 "not judged yet", so while any weighted check (P0/P1) is UNSCORED the Final is NULL and only
@@ -19,21 +23,20 @@ leave it determined. An AC or story whose checks are all UNSCORED has a NULL sco
 scored; one with some UNSCORED checks reports its lower bound (UNSCORED as UNMET) and its
 `n_unscored`.
 
-Reported values are rounded by `evalflow.domain.rounding`, the one rounding rule of every
-surface.
+Reported values follow the one rounding rule of every surface (`evalflow.domain.rounding`).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
-from evalflow.domain.rounding import TIE_TOLERANCE, round_half_up
+from evalflow.domain.vote import dense_groups
 
 PRIORITY_WEIGHTS: Mapping[str, int] = {"P0": 3, "P1": 2, "P2": 0}
 I_WEIGHT = Fraction(3, 5)
@@ -56,25 +59,10 @@ def band(final_rounded: float) -> str:
     return BANDS[-1][1]
 
 
-def report_round(values: np.ndarray, exact: Callable[[int], Fraction]) -> np.ndarray:
-    """Half-up rounding of float scores; values near a tie are settled by `exact(i)`."""
-    values = np.asarray(values, dtype=float)
-    scaled = values * 100.0 + 0.5
-    out = np.floor(scaled) / 100.0
-    near_tie = np.abs(scaled - np.round(scaled)) < TIE_TOLERANCE
-    for i in np.flatnonzero(near_tie & ~np.isnan(values)):
-        out[i] = round_half_up(exact(int(i)))
-    return out
-
-
 def band_between(lower: float, upper: float) -> str | None:
     """The band both rounded bounds fall in, or None when they straddle a threshold."""
     low, high = band(lower), band(upper)
     return low if low == high else None
-
-
-def ac_exact(i_met: int, i_total: int, t_met: int, t_total: int) -> Fraction:
-    return I_WEIGHT * Fraction(i_met, i_total) + T_WEIGHT * Fraction(t_met, t_total)
 
 
 @dataclass(frozen=True)
@@ -84,103 +72,87 @@ class RollupTables:
     final: pd.DataFrame
 
 
-def _ac_counts(
-    votes: pd.DataFrame, checks: pd.DataFrame, met_statuses: tuple[str, ...]
-) -> pd.DataFrame:
-    joined = votes[["run_key", "check_id", "majority"]].merge(
-        checks[["check_id", "ac_id", "kind"]], on="check_id", how="inner", validate="many_to_one"
-    )
-    joined["met"] = joined["majority"].isin(met_statuses).astype("int64")
-    grouped = joined.groupby(["run_key", "ac_id", "kind"], sort=True)["met"].agg(["sum", "count"])
-    wide = grouped.unstack("kind", fill_value=0)
-    frame = pd.DataFrame(
-        {
-            name: wide[(stat, kind)] if (stat, kind) in wide.columns else 0
-            for name, stat, kind in (
-                ("i_met", "sum", "I"),
-                ("i_total", "count", "I"),
-                ("t_met", "sum", "T"),
-                ("t_total", "count", "T"),
-            )
-        },
-        index=wide.index,
-    ).reset_index()
-    return frame.astype({c: "int64" for c in ("i_met", "i_total", "t_met", "t_total")})
+AC_COLUMNS = [
+    "run_key",
+    "story_id",
+    "ac_id",
+    "priority",
+    "weight",
+    "scored",
+    "i_met",
+    "i_total",
+    "t_met",
+    "t_total",
+    "n_unscored",
+    "i_score",
+    "t_score",
+    "ac_score_value",
+    "ac_score",
+]
+STORY_COLUMNS = [
+    "run_key",
+    "story_id",
+    "priority",
+    "assumed",
+    "weight",
+    "scored",
+    "n_acs",
+    "n_unscored",
+    "story_score_value",
+    "story_score",
+]
+FINAL_COLUMNS = [
+    "run_key",
+    "sum_w",
+    "final_value",
+    "final",
+    "band",
+    "complete",
+    "n_unscored",
+    "final_lower",
+    "final_upper",
+    "gates_failed",
+    "adjusted_final_value",
+    "adjusted_final",
+]
+# Half-up rounding reads 200·num + den, so every denominator stays below this in int64.
+_INT64_SAFE = (2**63 - 1) // 201
 
 
-def _scores(
-    counts: pd.DataFrame, stories: pd.DataFrame, weights: Mapping[str, int]
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    ac = counts.merge(stories, on="ac_id", how="left", validate="many_to_one")
-    ac["weight"] = ac["priority"].map(weights).astype("int64")
-    ac["i_score"] = ac["i_met"] / ac["i_total"]
-    ac["t_score"] = ac["t_met"] / ac["t_total"]
-    ac["ac_score_value"] = float(I_WEIGHT) * ac["i_score"] + float(T_WEIGHT) * ac["t_score"]
-    story = (
-        ac.groupby(["run_key", "story_id"], sort=True)
-        .agg(
-            priority=("priority", "first"),
-            assumed=("assumed", "first"),
-            weight=("weight", "first"),
-            n_acs=("ac_id", "size"),
-            story_score_value=("ac_score_value", "mean"),
-        )
-        .reset_index()
-    )
-    scored = story[story["weight"] > 0]
-    weighted = scored["weight"] * scored["story_score_value"]
-    final = (
-        pd.DataFrame({"run_key": scored["run_key"], "wx": weighted, "w": scored["weight"]})
-        .groupby("run_key", sort=True)
-        .sum()
-    )
-    final = pd.DataFrame(
-        {
-            "run_key": final.index,
-            "sum_w": final["w"].astype("int64").to_numpy(),
-            "final_value": (final["wx"] / final["w"]).to_numpy(),
-        }
-    )
-    return ac, story, final
+def _lookup(index: pd.Index, values: pd.Series) -> np.ndarray:
+    """index.get_indexer(values), looking up each distinct value once (−1: absent)."""
+    codes, uniques = pd.factorize(values)
+    return np.where(codes >= 0, index.get_indexer(uniques)[codes], -1)
 
 
-class _ExactScores:
-    """Exact story and final scores of one run at a time, computed only when a float sits
-    near a rounding tie (so the bulk path stays vectorised)."""
+def _sum(groups: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Exact per-group sums (bincount would go through float64)."""
+    out = np.zeros(n, dtype=values.dtype)
+    np.add.at(out, groups, values)
+    return out
 
-    def __init__(self, ac: pd.DataFrame) -> None:
-        self._rows = ac.groupby("run_key", sort=False).indices
-        self._columns = {
-            c: ac[c].tolist()
-            for c in ("story_id", "weight", "i_met", "i_total", "t_met", "t_total")
-        }
 
-    @functools.cache  # noqa: B019 - one instance per roll-up call, freed with it
-    def run(self, run_key: str) -> tuple[dict[str, Fraction], Fraction | None]:
-        col = self._columns
-        grouped: dict[str, list[Fraction]] = {}
-        weights: dict[str, int] = {}
-        for i in self._rows[run_key].tolist():
-            value = ac_exact(col["i_met"][i], col["i_total"][i], col["t_met"][i], col["t_total"][i])
-            grouped.setdefault(col["story_id"][i], []).append(value)
-            weights[col["story_id"][i]] = col["weight"][i]
-        story = {sid: sum(v, Fraction(0)) / len(v) for sid, v in grouped.items()}
-        sum_w = sum(w for w in weights.values() if w > 0)
-        final = (
-            sum((weights[s] * v for s, v in story.items() if weights[s] > 0), Fraction(0)) / sum_w
-            if sum_w
-            else None
-        )
-        return story, final
+def _scaled(den: np.ndarray, common: int, dtype: type) -> np.ndarray:
+    """common // den per row (0 where den is 0), in `dtype`."""
+    uniques, inverse = np.unique(den, return_inverse=True)
+    factors = np.array([common // int(u) if u else 0 for u in uniques], dtype=dtype)
+    return factors[inverse]
 
-    def story(self, run_key: str, story_id: str) -> Fraction:
-        return self.run(run_key)[0][story_id]
 
-    def final(self, run_key: str) -> Fraction:
-        value = self.run(run_key)[1]
-        if value is None:
-            raise ValueError(f"run {run_key} has no scored story")
-        return value
+def _half_up(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den rounded half up to 2 decimals, exactly (floor((200·num + den) / (2·den))/100);
+    NaN where den is 0."""
+    safe = np.where(den > 0, den, 1)
+    hundredths = (200 * num + safe) // (2 * safe)
+    return np.where(den > 0, hundredths.astype(float) / 100.0, np.nan)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den as float64 (NaN where den is 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if num.dtype == object:
+            return np.array([n / d if d else math.nan for n, d in zip(num, den, strict=True)])
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
 def rollup(
@@ -201,123 +173,159 @@ def rollup(
     (UNSCORED as UNMET / as MET) and `band` is NULL unless both bounds share one.
     """
     gates_failed = gates_failed or {}
-    ac, story, final = _scores(_ac_counts(votes, checks, ("MET",)), stories, weights)
-    upper_ac, _, upper = _scores(_ac_counts(votes, checks, ("MET", "UNSCORED")), stories, weights)
-    unscored_ac = _ac_counts(votes, checks, ("UNSCORED",))
-    exact, exact_upper = _ExactScores(ac), _ExactScores(upper_ac)
+    check_index = pd.Index(checks["check_id"])
+    story_index = pd.Index(stories["ac_id"])
+    for index, what in ((check_index, "check_id of checks"), (story_index, "ac_id of stories")):
+        if not index.is_unique:
+            raise ValueError(f"duplicate {what}")
+    position = _lookup(check_index, votes["check_id"])
+    voted = position >= 0
+    position = position[voted]
+    run_code, run_keys = pd.factorize(votes["run_key"], sort=True)
+    run_code = run_code[voted]
+    status = _lookup(pd.Index(["MET", "UNSCORED"]), votes["majority"])[voted]
+    met, unscored = status == 0, status == 1
+    ac_code, ac_ids = pd.factorize(checks["ac_id"], sort=True)
+    is_i = (checks["kind"] == "I").to_numpy(dtype=bool)[position]
+    is_t = (checks["kind"] == "T").to_numpy(dtype=bool)[position]
 
-    keys = ["run_key", "ac_id"]
-    unscored = unscored_ac.set_index(keys)
-    ac_unscored = (unscored["i_met"] + unscored["t_met"]).rename("n_unscored")
-    ac = ac.merge(ac_unscored.reset_index(), on=keys, how="left", validate="one_to_one")
-    # Every check of the AC is UNSCORED: nothing about it was measured.
-    unmeasured = ac["n_unscored"] == ac["i_total"] + ac["t_total"]
+    # One row per (run, AC), in (run_key, ac_id) order.
+    n_acs = max(len(ac_ids), 1)
+    row, pair = dense_groups(run_code * n_acs + ac_code[position], len(run_keys) * n_acs)
+    n_rows = len(pair)
+    ac_run, ac_of = pair // n_acs, pair % n_acs
 
-    counts = ac[["i_met", "i_total", "t_met", "t_total"]].to_numpy()
-    ac["ac_score"] = report_round(
-        ac["ac_score_value"].to_numpy(), lambda i: ac_exact(*(int(v) for v in counts[i]))
-    )
-    for column in ("i_score", "t_score", "ac_score_value", "ac_score"):
-        ac[column] = ac[column].mask(unmeasured)
-    ac["scored"] = (ac["weight"] > 0) & ~unmeasured
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(row[mask], minlength=n_rows)
 
-    story["story_score"] = report_round(
-        story["story_score_value"].to_numpy(),
-        lambda i: exact.story(story["run_key"].iat[i], story["story_id"].iat[i]),
-    )
-    per_story = ac.assign(unmeasured=unmeasured).groupby(["run_key", "story_id"], sort=True)
-    story_unscored = per_story["n_unscored"].sum().rename("n_unscored")
-    story_unmeasured = per_story["unmeasured"].all().rename("unmeasured")
-    story = story.merge(
-        pd.concat([story_unscored, story_unmeasured], axis=1).reset_index(),
-        on=["run_key", "story_id"],
-        how="left",
-        validate="one_to_one",
-    )
-    for column in ("story_score_value", "story_score"):
-        story[column] = story[column].mask(story["unmeasured"])
-    story["scored"] = (story["weight"] > 0) & ~story["unmeasured"]
+    i_total, t_total = count(is_i), count(is_t)
+    i_met, t_met = count(is_i & met), count(is_t & met)
+    i_unscored, t_unscored = count(is_i & unscored), count(is_t & unscored)
+    n_unscored = i_unscored + t_unscored
 
-    weighted_unscored = (
-        story[story["weight"] > 0].groupby("run_key")["n_unscored"].sum().astype("int64")
+    story_row = story_index.get_indexer(ac_ids)[ac_of]
+    if (story_row < 0).any():
+        raise ValueError(f"AC {ac_ids[ac_of[np.argmax(story_row < 0)]]} has no story")
+    story_code, story_ids = pd.factorize(stories["story_id"], sort=True)
+    story_weight = stories["priority"].map(dict(weights))
+    if story_weight.isna().to_numpy()[story_row].any():
+        raise ValueError(f"unknown priority in {sorted(set(stories['priority']))}")
+    weight = story_weight.to_numpy(dtype=float)[story_row].astype(np.int64)
+
+    # One row per (run, story), in (run_key, story_id) order.
+    n_story_ids = max(len(story_ids), 1)
+    story_of_row, story_pair = dense_groups(
+        ac_run * n_story_ids + story_code[story_row], len(run_keys) * n_story_ids
     )
-    final["n_unscored"] = final["run_key"].map(weighted_unscored).fillna(0).astype("int64")
-    final["complete"] = final["n_unscored"] == 0
-    lower = report_round(
-        final["final_value"].to_numpy(), lambda i: exact.final(final["run_key"].iat[i])
+    n_stories = len(story_pair)
+    story_run = story_pair // n_story_ids
+    first_ac = np.full(n_stories, n_rows)
+    np.minimum.at(first_ac, story_of_row, np.arange(n_rows))
+    s_weight = weight[first_ac]
+
+    # Exact numerators over common denominators built from the totals only.
+    valid = (i_total > 0) & (t_total > 0)
+    ac_den = 5 * i_total * t_total
+    common_ac = math.lcm(*np.unique(ac_den[valid]).tolist())
+    s_valid = np.bincount(story_of_row[valid], minlength=n_stories)
+    common_story = math.lcm(*np.unique(s_valid[s_valid > 0]).tolist())
+    weighted = s_weight > 0
+    final_of_story, final_runs = dense_groups(story_run[weighted], len(run_keys))
+    sum_w = np.bincount(final_of_story, weights=s_weight[weighted], minlength=len(final_runs))
+    sum_w = sum_w.astype(np.int64)
+    largest = int(sum_w.max(initial=1)) * common_story * common_ac
+    dtype: type = np.int64 if largest <= _INT64_SAFE else object
+    ac_scale = _scaled(np.where(valid, ac_den, 0), common_ac, dtype)
+    story_scale = _scaled(s_valid[weighted], common_story, dtype) * s_weight[weighted]
+    story_den = s_valid.astype(dtype) * common_ac
+    final_den = sum_w.astype(dtype) * (common_story * common_ac)
+
+    def exact(i_hits: np.ndarray, t_hits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Story and Final numerators when `*_hits` checks count as met."""
+        ac_num = (3 * i_hits * t_total + 2 * t_hits * i_total).astype(dtype) * ac_scale
+        story_num = _sum(story_of_row[valid], ac_num[valid], n_stories)
+        final_num = _sum(final_of_story, story_num[weighted] * story_scale, len(final_runs))
+        return story_num, final_num
+
+    story_num, final_num = exact(i_met, t_met)
+    _, upper_num = exact(i_met + i_unscored, t_met + t_unscored)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        i_score = i_met / i_total
+        t_score = t_met / t_total
+    ac_score_value = float(I_WEIGHT) * i_score + float(T_WEIGHT) * t_score
+    ac_score = _half_up(
+        np.where(valid, 3 * i_met * t_total + 2 * t_met * i_total, 0), np.where(valid, ac_den, 0)
     )
-    upper_rounded = report_round(
-        upper["final_value"].to_numpy(), lambda i: exact_upper.final(upper["run_key"].iat[i])
+    unmeasured = n_unscored == i_total + t_total
+    priorities = stories["priority"].to_numpy(dtype=object)
+    ac = pd.DataFrame(
+        {
+            "run_key": np.asarray(run_keys, dtype=object)[ac_run],
+            "story_id": np.asarray(stories["story_id"], dtype=object)[story_row],
+            "ac_id": np.asarray(ac_ids, dtype=object)[ac_of],
+            "priority": priorities[story_row],
+            "weight": weight,
+            "scored": (weight > 0) & ~unmeasured,
+            "i_met": i_met,
+            "i_total": i_total,
+            "t_met": t_met,
+            "t_total": t_total,
+            "n_unscored": n_unscored,
+            "i_score": np.where(unmeasured, np.nan, i_score),
+            "t_score": np.where(unmeasured, np.nan, t_score),
+            "ac_score_value": np.where(unmeasured, np.nan, ac_score_value),
+            "ac_score": np.where(unmeasured, np.nan, ac_score),
+        }
     )
-    final["final_lower"] = lower
-    final = final.merge(
-        pd.DataFrame({"run_key": upper["run_key"], "final_upper": upper_rounded}),
-        on="run_key",
-        validate="one_to_one",
+
+    s_unmeasured = np.bincount(story_of_row, weights=~unmeasured, minlength=n_stories) == 0
+    s_unscored = np.bincount(story_of_row, weights=n_unscored, minlength=n_stories)
+    s_unscored = s_unscored.astype(np.int64)
+    story_value = _ratio(story_num, story_den)
+    story_score = _half_up(story_num, story_den)
+    story = pd.DataFrame(
+        {
+            "run_key": np.asarray(run_keys, dtype=object)[story_run],
+            "story_id": np.asarray(story_ids, dtype=object)[story_pair % n_story_ids],
+            "priority": priorities[story_row[first_ac]],
+            "assumed": stories["assumed"].to_numpy(dtype=bool)[story_row[first_ac]],
+            "weight": s_weight,
+            "scored": weighted & ~s_unmeasured,
+            "n_acs": np.bincount(story_of_row, minlength=n_stories),
+            "n_unscored": s_unscored,
+            "story_score_value": np.where(s_unmeasured, np.nan, story_value),
+            "story_score": np.where(s_unmeasured, np.nan, story_score),
+        }
     )
-    complete = final["complete"]
-    final["final"] = final["final_lower"].where(complete)
-    final["band"] = [
-        band(low) if done else band_between(low, high)
-        for low, high, done in zip(
-            final["final_lower"], final["final_upper"], complete, strict=True
-        )
-    ]
-    failed = final["run_key"].map(lambda key: bool(gates_failed.get(key, False))).astype(bool)
-    final["gates_failed"] = failed
-    adjusted_value = final["final_value"] * float(ADJUSTMENT)
-    adjusted = report_round(
-        adjusted_value.to_numpy(),
-        lambda i: exact.final(final["run_key"].iat[i]) * ADJUSTMENT,
+
+    f_unscored = np.bincount(
+        final_of_story, weights=s_unscored[weighted], minlength=len(final_runs)
+    ).astype(np.int64)
+    complete = f_unscored == 0
+    final_keys = np.asarray(run_keys, dtype=object)[final_runs]
+    failed = np.array([bool(gates_failed.get(key, False)) for key in final_keys], dtype=bool)
+    lower = _half_up(final_num, final_den)
+    upper = _half_up(upper_num, final_den)
+    value = _ratio(final_num, final_den)
+    adjusted = np.where(failed & complete, _half_up(final_num, 2 * final_den), np.nan)
+    final = pd.DataFrame(
+        {
+            "run_key": final_keys,
+            "sum_w": sum_w,
+            "final_value": np.where(complete, value, np.nan),
+            "final": np.where(complete, lower, np.nan),
+            "band": [
+                band(low) if done else band_between(low, high)
+                for low, high, done in zip(lower.tolist(), upper.tolist(), complete, strict=True)
+            ],
+            "complete": complete,
+            "n_unscored": f_unscored,
+            "final_lower": lower,
+            "final_upper": upper,
+            "gates_failed": failed,
+            "adjusted_final_value": np.where(failed & complete, value * float(ADJUSTMENT), np.nan),
+            "adjusted_final": adjusted,
+        }
     )
-    final["adjusted_final_value"] = adjusted_value.where(failed & complete)
-    final["adjusted_final"] = pd.Series(adjusted, index=final.index).where(failed & complete)
-    final["final_value"] = final["final_value"].where(complete)
-    ac_cols = [
-        "run_key",
-        "story_id",
-        "ac_id",
-        "priority",
-        "weight",
-        "scored",
-        "i_met",
-        "i_total",
-        "t_met",
-        "t_total",
-        "n_unscored",
-        "i_score",
-        "t_score",
-        "ac_score_value",
-        "ac_score",
-    ]
-    story_cols = [
-        "run_key",
-        "story_id",
-        "priority",
-        "assumed",
-        "weight",
-        "scored",
-        "n_acs",
-        "n_unscored",
-        "story_score_value",
-        "story_score",
-    ]
-    final_cols = [
-        "run_key",
-        "sum_w",
-        "final_value",
-        "final",
-        "band",
-        "complete",
-        "n_unscored",
-        "final_lower",
-        "final_upper",
-        "gates_failed",
-        "adjusted_final_value",
-        "adjusted_final",
-    ]
-    return RollupTables(
-        ac=ac[ac_cols].sort_values(["run_key", "ac_id"], ignore_index=True),
-        story=story[story_cols].sort_values(["run_key", "story_id"], ignore_index=True),
-        final=final[final_cols].sort_values("run_key", ignore_index=True),
-    )
+    return RollupTables(ac=ac[AC_COLUMNS], story=story[STORY_COLUMNS], final=final[FINAL_COLUMNS])
