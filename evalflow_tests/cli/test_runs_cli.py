@@ -58,6 +58,7 @@ def test_register_warns_when_the_author_model_is_unknown(
     assert code == 0 and "author_model" not in err
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, capsys) -> None:
     bad = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
     bad.update({"framework": "ghost", "source": None, "repo": str(mini / "no-such-repo")})
@@ -77,6 +78,7 @@ def test_one_bad_run_never_sinks_the_others(mini: Path, warehouse_dir: Path, cap
     assert json.loads(out) == [{"n": 2}]
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_a_lone_failed_run_leaves_the_ranking_empty_not_failed(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:
@@ -102,6 +104,7 @@ def test_unknown_partition_is_one_line(mini: Path, warehouse_dir: Path, capsys) 
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_score_prints_rollup_and_writes_report(mini: Path, warehouse_dir: Path, capsys) -> None:
     code, out, _ = run_cli(capsys, "score", str(mini / "runs" / "partial.yaml"), "--json")
     assert code == 0
@@ -166,6 +169,7 @@ def test_concurrent_partitions_with_the_multiprocess_executor(
     ]
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_uri_warehouse_keeps_local_artifacts_in_the_workdir(
     mini: Path, tmp_path: Path, monkeypatch, capsys
 ) -> None:
@@ -187,6 +191,7 @@ def test_uri_warehouse_keeps_local_artifacts_in_the_workdir(
     assert code == 2 and "set EVALFLOW_WORKDIR" in err
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_two_baselines_in_one_benchmark_are_named_exit_2(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:
@@ -207,6 +212,7 @@ def test_two_baselines_in_one_benchmark_are_named_exit_2(
     assert "bug in evalflow" not in err
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_a_re_frozen_baseline_re_scores_every_run_without_a_mix(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:

@@ -38,6 +38,7 @@ def query(capsys, sql: str) -> list[dict]:
     return json.loads(out)
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_all_unscored_run_is_null_unranked_and_labelled(
     mini: Path, tmp_path: Path, warehouse_dir: Path, capsys
 ) -> None:
@@ -82,6 +83,7 @@ def test_all_unscored_run_is_null_unranked_and_labelled(
                           "and 1.00) | — | — |"), row  # fmt: skip
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_runs_of_different_judges_are_ranked_apart(
     mini: Path, tmp_path: Path, warehouse_dir: Path, capsys
 ) -> None:
@@ -120,6 +122,7 @@ def test_runs_of_different_judges_are_ranked_apart(
     assert any("judge labels:nobody-looked" in t for t in titles)
 
 
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_a_judge_that_failed_on_every_call_fails_the_command(
     mini: Path, warehouse_dir: Path, monkeypatch, capsys
 ) -> None:

@@ -123,6 +123,7 @@ def test_a_malformed_200_stops_the_run_and_is_not_paid_again(tmp_path) -> None:
     assert len(fake.requests) == 1  # --rejudge unscored asks again
 
 
+@pytest.mark.slow  # waits out real back-off pauses (minutes on a loaded machine)
 def test_a_burst_of_429_and_529_slows_the_run_instead_of_aborting(tmp_path) -> None:
     storm = [Fail(529), Fail(429, "rate_limit_error")] * 4
     with FakeAnthropic(grep_then_submit, fail_next=list(storm)) as fake:

@@ -27,6 +27,9 @@ from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.warehouse import Warehouse
 from evalflow_tests.mini_benchmark import make_mini
 
+# Every test re-materialises a real run through Dagster on top of a first evaluation: minutes
+# of CPU for the module, so it runs in .ci/run's slow stage, not `make test`.
+pytestmark = pytest.mark.slow
 KEY = "mini.good.r1"
 # The steps that must never run again for an unchanged run.
 EXPENSIVE = ("scoring_run_1", "scoring_run_2", "scoring_run_3", "gates", "side_metrics")

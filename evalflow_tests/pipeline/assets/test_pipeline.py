@@ -69,6 +69,7 @@ def test_a_bad_cron_is_a_clear_error(monkeypatch) -> None:
         nightly_schedule(defs.resolve_job_def("evaluate_run"))
 
 
+@pytest.mark.slow  # the whole asset graph on real runs (tens of CPU-s)
 def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
     root = tmp_path / "wh"
     keys = register(instance, root, sorted((mini / "runs").glob("*.yaml")))
@@ -112,6 +113,7 @@ def _digests(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # the whole asset graph on real runs (tens of CPU-s)
 def test_rerun_is_idempotent(mini: Path, tmp_path: Path, instance) -> None:
     root = tmp_path / "wh"
     (key,) = register(instance, root, [mini / "runs" / "good.yaml"])
@@ -125,6 +127,7 @@ def test_rerun_is_idempotent(mini: Path, tmp_path: Path, instance) -> None:
     assert sorted((root / "reports").rglob("*.md")) == reports
 
 
+@pytest.mark.slow  # the whole asset graph on real runs (tens of CPU-s)
 def test_two_baselines_in_one_benchmark_fail_the_hash_check(
     mini: Path, tmp_path: Path, instance
 ) -> None:
@@ -145,6 +148,7 @@ def test_two_baselines_in_one_benchmark_fail_the_hash_check(
     assert check_results(result)["one_baseline_per_benchmark"] is False
 
 
+@pytest.mark.slow  # the whole asset graph on real runs (tens of CPU-s)
 def test_write_into_the_repo_fails_the_guard(mini: Path, tmp_path: Path, instance) -> None:
     root = tmp_path / "wh"
     (key,) = register(instance, root, [mini / "runs" / "good.yaml"])
