@@ -26,7 +26,9 @@ _EARS = re.compile(
     re.IGNORECASE,
 )
 # EARS's ubiquitous form: "THE System SHALL document …" (no condition).
-_UBIQUITOUS = re.compile(r"^the\s+[\w-]+(?:\s+[\w-]+){0,2}\s+shall\b\s*(.*)$", re.IGNORECASE)
+_UBIQUITOUS = re.compile(
+    r"^the\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+shall\b\s*(.*)$", re.IGNORECASE
+)  # a file name may be the subject: "THE requirements.md file SHALL include …"
 _PROSE_WHEN = re.compile(r"^(?:when|whenever|if|once)\s+([^,]+),\s*(.+)$", re.IGNORECASE)
 _ARTEFACT = re.compile(
     r"\b(emits?|emitted|returns?|returned|responds?|response|body|sends?|sent|persists?|"
@@ -132,9 +134,10 @@ _MARKER = re.compile(r"\s*;\s*(?:(?i:and|but|or)\b\s*)?|\s+(?:AND|BUT|And|But)\s
 # Verbs whose object may be a list of things, each observed on its own ("displays a field and
 # a button": two checks; the conjunction rule).
 _SHOWS = re.compile(
-    r"\b(?:shows?|displays?|renders?|lists?|contains?|includes?|presents?|has|have)\b", re.I
+    r"\b(?:shows?|displays?|renders?|lists?|contains?|includes?|presents?|has|have|sees?)\b",
+    re.I,
 )
-_AND = re.compile(r",?\s+and\s+(?:then\s+|also\s+)?", re.IGNORECASE)
+_AND = re.compile(r",?\s+(?:and|but)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
 # Nesting that is never split: parentheses and brackets (an aside, an example, an exclusion
 # list is one thing), quotes and code spans.
 _OPEN, _CLOSE = "([{", ")]}"
@@ -265,6 +268,10 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 continue  # what follows a colon spells out one behaviour
             right = pm[m.end() :]
             how = _starts_clause(right)
+            if "but" in m.group(0).lower() and how != "subject":
+                continue  # "but" joins two clauses ("X remains but no Y is made"), not objects
+            if how is None and shows and re.match(r"that\s", right):
+                how = "object"  # "displays the task name and that it's due tomorrow"
             if how == "verb" and _listed(pm[start : m.start()]):
                 how = None
             if how == "subject" and not _FINITE.search(pm, start, m.start()):
@@ -314,6 +321,16 @@ def _object_list(clause: str) -> list[str]:
     and saves") gives one clause per item; anything else stays whole."""
     masked = mask_nested(clause)
     shows = _SHOWS.search(masked)
+    # An EARS part opens with its verb ("extract A, B, and C"): a known verb, or a plain
+    # lowercase word that is no determiner when nothing before the list reads as a verb.
+    comma = masked.find(",")
+    lead = _FINITE.match(masked) or (
+        re.match(r"[a-z]+\b", masked)
+        if comma > 0 and not _DETERMINER.match(masked) and not _FINITE.search(masked, 0, comma)
+        else None
+    )
+    if lead and (not shows or shows.start() > lead.start()):
+        shows = lead
     if not shows:
         return [clause]
     colon = masked.find(": ", shows.end())
@@ -335,7 +352,17 @@ def _object_list(clause: str) -> list[str]:
         if re.search(r"\b(?:with|of|for|to|in|on|by|from|that|which)\b", masked[a:b], re.I):
             return [clause]
     head = clause[: shows.end()]
-    return [_strip(f"{head} {clause[a:b]}") for a, b in items]
+    # A leading "the" is every item's ("they see the type, message, and timestamp" → "the
+    # message"); "a"/"an" is not carried (its form depends on the noun), nor a possessive
+    # (hand decompositions keep "their name, course name" apart).
+    owner = re.match(r"\s*(the)\s", masked[begin:], re.I)
+    out = []
+    for n, (a, b) in enumerate(items):
+        item = _strip(clause[a:b])
+        if n and owner and not _DETERMINER.match(item):
+            item = f"{owner.group(1)} {item}"
+        out.append(_strip(f"{head} {item}"))
+    return out
 
 
 _SCRIPTS = re.compile(r"[^\W\d_]")

@@ -16,9 +16,14 @@ from evalflow.domain.models import AcceptanceCriterion
 CORPUS = yaml.safe_load((Path(__file__).parent / "ac_corpus.yaml").read_text())
 # Read only to measure: three repositories the rules were not written against.
 HOLDOUT = yaml.safe_load((Path(__file__).parent / "ac_holdout.yaml").read_text())
+# Two public repositories more (a Kiro spec, a spec-kit feature), decomposed by hand before
+# the drafter was run on them: 38/49 drafted exactly then; the rules' fixes that followed
+# were general (an EARS verb's object list, "and that …", a clause after "but").
+HOLDOUT2 = yaml.safe_load((Path(__file__).parent / "ac_holdout2.yaml").read_text())
 # The shares drafted exactly when these floors were set; raise them with the drafter.
 FLOOR = 0.96
 HOLDOUT_FLOOR = 0.83
+HOLDOUT2_FLOOR = 0.89
 
 
 def test_the_corpus_is_real_and_large_enough() -> None:
@@ -27,7 +32,11 @@ def test_the_corpus_is_real_and_large_enough() -> None:
     assert len({e["src"].split()[0] for e in CORPUS}) >= 5  # spec-kit, Kiro, OpenSpec, BMAD
 
 
-SETS = [("corpus", CORPUS, FLOOR), ("holdout", HOLDOUT, HOLDOUT_FLOOR)]
+SETS = [
+    ("corpus", CORPUS, FLOOR),
+    ("holdout", HOLDOUT, HOLDOUT_FLOOR),
+    ("holdout2", HOLDOUT2, HOLDOUT2_FLOOR),
+]
 
 
 @pytest.mark.parametrize(("name", "corpus", "floor"), SETS)
