@@ -495,7 +495,17 @@ AUTO = "auto"
 NPM_CI = "npm ci --no-audit --no-fund"
 PNPM_INSTALL = "pnpm install --frozen-lockfile"
 YARN_INSTALL = "yarn install --frozen-lockfile"
-UV_SYNC = "uv sync --frozen"
+# uv where the host has it; else installed from PyPI into the sandbox's own home (through
+# set-up's registry proxy), never into the clone the gates read. uv may not fetch an
+# interpreter (that is no registry download): the project's Python must be on the host. It
+# trusts the system's certificates as pip and npm do (its own bundle refuses a TLS-inspecting
+# proxy's CA); UV_NATIVE_TLS is the older uv's name for UV_SYSTEM_CERTS.
+UV_SYNC = (
+    '{ command -v uv >/dev/null || { python -m venv "$HOME/.evalflow-uv" && '
+    '"$HOME/.evalflow-uv/bin/python" -m pip install --quiet --disable-pip-version-check uv '
+    '&& PATH="$HOME/.evalflow-uv/bin:$PATH"; }; } && UV_PYTHON_DOWNLOADS=never '
+    "UV_SYSTEM_CERTS=true UV_NATIVE_TLS=true uv sync --frozen"
+)
 VENV = "python -m venv .venv"
 
 
@@ -507,7 +517,8 @@ def auto_setup(paths: Collection[str]) -> tuple[str, ...]:
     """The standard install commands for the project files at the repository's top level.
 
     Node: package-lock.json ⇒ ``npm ci``, else pnpm-lock.yaml ⇒ pnpm, else yarn.lock ⇒ yarn.
-    Python: uv.lock ⇒ ``uv sync --frozen``; else pyproject.toml and/or requirements*.txt ⇒ a
+    Python: uv.lock ⇒ ``uv sync --frozen`` (uv installed first where the host has none);
+    else pyproject.toml and/or requirements*.txt ⇒ a
     venv in the clone (``.venv``) with the project installed editable (its ``dev``/``test``
     extras when it has them) and every requirements file.
     """

@@ -347,7 +347,10 @@ def test_auto_setup_presets() -> None:
     assert auto_setup(["package-lock.json", "package.json"]) == (NPM_CI,)
     assert auto_setup(["pnpm-lock.yaml"]) == ("pnpm install --frozen-lockfile",)
     assert auto_setup(["yarn.lock"]) == ("yarn install --frozen-lockfile",)
-    assert auto_setup(["uv.lock", "pyproject.toml"]) == ("uv sync --frozen",)
+    (uv,) = auto_setup(["uv.lock", "pyproject.toml"])
+    # A host without uv gets it from PyPI in set-up, outside the clone; the lock is obeyed.
+    assert uv.startswith("{ command -v uv >/dev/null || ") and '"$HOME/.evalflow-uv"' in uv
+    assert uv.endswith("UV_NATIVE_TLS=true uv sync --frozen")
     (python,) = auto_setup(["pyproject.toml", "requirements-dev.txt", "README.md"])
     assert python.startswith("python -m venv .venv && .venv/bin/python -m pip install")
     assert "-e '.[dev,test]' -r requirements-dev.txt" in python

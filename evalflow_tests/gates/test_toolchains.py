@@ -10,6 +10,7 @@ per framework run, so one could not be shared between test repositories). Slow: 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -185,6 +186,31 @@ def test_python_project_gets_its_own_venv_and_passes(
     assert by_gate["unit"].status == "pass", by_gate["unit"].output_tail
     assert "1 passed" in by_gate["unit"].output_tail
     assert not _adjusts_final(results)
+
+
+def test_uv_project_gets_uv_in_setup_and_passes(
+    make_repo: Callable[..., Path], caches: GateCaches, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host without uv (this one, or PATH stripped of it): setup installs uv from PyPI into
+    # the sandbox's home, then `uv sync --frozen` builds the clone's .venv from uv.lock.
+    monkeypatch.setenv("PATH", os.pathsep.join(
+        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "uv").exists()
+    ))  # fmt: skip
+    repo = make_repo(TEMPLATE, _tree("uv_project"))
+    results = run_gates(
+        repo,
+        "head",
+        "base",
+        PY_GATES,
+        ["src/shelfsize/__init__.py"],
+        settings=GateSettings(setup="auto"),
+        caches=caches,
+    )
+    by_gate = _by_gate(results)
+    assert by_gate["setup"].status == "pass", by_gate["setup"].output_tail
+    assert "uv sync --frozen" in (by_gate["setup"].command or "")
+    assert by_gate["unit"].status == "pass", by_gate["unit"].output_tail
+    assert "1 passed" in by_gate["unit"].output_tail
 
 
 def test_python_project_without_setup_is_not_run_on_its_missing_dependency(
