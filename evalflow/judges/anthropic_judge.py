@@ -555,6 +555,21 @@ def limiter_for(base_url: str, rate_per_s: float | None) -> RateLimiter:
         return limiter
 
 
+def estimated_usage(site: CallSite, model: str, attempt: int, usd: float) -> UsageRecord:
+    """A paid attempt whose answer was lost (every LLM backend's): its worst case, marked
+    `estimated`."""
+    return UsageRecord(
+        run_key=site.run_key,
+        check_id=site.check_id,
+        run=site.run,
+        turn=site.turn,
+        model=model,
+        attempt=attempt,
+        usd=usd,
+        estimated=True,
+    )
+
+
 class PendingCallError(Exception):
     """Raised in batch-prefetch mode when a turn is not cached yet (see `batch`)."""
 
@@ -860,7 +875,7 @@ class ClaudeClient:
                 lost = _lost_after_sending(exc) or isinstance(exc, MalformedResponseError)
                 if lost:
                     self.budget.settle(reserved, reserved)
-                    self.record_usage(self._estimated(site, attempt, reserved))
+                    self.record_usage(estimated_usage(site, self.settings.model, attempt, reserved))
                 else:
                     self.budget.release(reserved)
                 if isinstance(exc, MalformedResponseError) and key and self.cache is not None:
@@ -893,19 +908,6 @@ class ClaudeClient:
             self.budget.settle(reserved, record.usd)
             self.record_usage(record)
             return response
-
-    def _estimated(self, site: CallSite, attempt: int, usd: float) -> UsageRecord:
-        """A paid attempt whose answer was lost: its worst case, marked `estimated`."""
-        return UsageRecord(
-            run_key=site.run_key,
-            check_id=site.check_id,
-            run=site.run,
-            turn=site.turn,
-            model=self.settings.model,
-            attempt=attempt,
-            usd=usd,
-            estimated=True,
-        )
 
     def worst_case_usd(self, params: dict[str, Any], *, batch: bool) -> float:
         """What `params` can cost at most (the budget reserves it before sending)."""

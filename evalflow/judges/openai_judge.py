@@ -96,6 +96,7 @@ from evalflow.judges.anthropic_judge import (
     PendingCallError,
     _retry_after,
     breaker_for,
+    estimated_usage,
     limiter_for,
 )
 from evalflow.judges.base import JudgeRequest
@@ -782,7 +783,7 @@ class OpenAITransport:
             except OpenAIAPIError as failure:
                 if failure.lost:
                     self.budget.settle(reserved, reserved)
-                    self._record(self._estimated(site, attempt, reserved))
+                    self._record(estimated_usage(site, self.settings.model, attempt, reserved))
                 else:
                     self.budget.release(reserved)
                 now = time.monotonic()
@@ -807,19 +808,6 @@ class OpenAITransport:
             self.budget.settle(reserved, record.usd)
             self._record(record)
             return response
-
-    def _estimated(self, site: CallSite, attempt: int, usd: float) -> UsageRecord:
-        """A paid attempt whose answer was lost: its worst case, marked `estimated`."""
-        return UsageRecord(
-            run_key=site.run_key,
-            check_id=site.check_id,
-            run=site.run,
-            turn=site.turn,
-            model=self.settings.model,
-            attempt=attempt,
-            usd=usd,
-            estimated=True,
-        )
 
     def cache_meta(self, site: CallSite) -> dict[str, Any]:
         """What a cache entry records beside the response, as the Claude judge's do: the
