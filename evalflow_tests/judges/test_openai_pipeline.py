@@ -63,7 +63,8 @@ def test_openai_judge_scores_the_demo_run_and_reruns_from_cache(
     code, out, _ = run_cli(
         capsys,
         "query",
-        "SELECT sum(cost_usd) > 0 AS priced, sum(checks) AS checks FROM judge_cost",
+        "SELECT sum(cost_usd) > 0 AS priced, sum(checks) AS checks FROM judge_cost "
+        "WHERE part = 'checks'",
         "--json",
     )
     assert json.loads(out) == [{"priced": True, "checks": 33 * 3}]
