@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 import re
+import socket
 import threading
 import time
 import uuid
@@ -264,8 +265,13 @@ def _started(pid: int) -> str:
 
 
 def _alive(holder: str) -> bool:
-    """Whether the process of holder `<pid>:<start>:<budget id>` still runs."""
-    parts = holder.split(":")
+    """Whether the process of holder `<pid>:<start>:<budget id>@<host>` still runs. One of
+    another host (workers sharing the warehouse) cannot be checked from here: it is taken
+    for alive, its calls in flight wait for it to settle."""
+    name, _, host = holder.partition("@")
+    if host and host != socket.gethostname():
+        return True
+    parts = name.split(":")
     pid, started = int(parts[0]), parts[1] if len(parts) > 2 else ""
     try:
         os.kill(pid, 0)
@@ -304,7 +310,7 @@ class Budget:
         """This process's holder name on the ledger (a forked child gets its own)."""
         pid = os.getpid()
         if self._holder[0] != pid:
-            self._holder = (pid, f"{pid}:{_started(pid)}:{self._id}")
+            self._holder = (pid, f"{pid}:{_started(pid)}:{self._id}@{socket.gethostname()}")
         return self._holder[1]
 
     @contextmanager

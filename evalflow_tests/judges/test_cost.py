@@ -250,3 +250,13 @@ def test_a_reused_pid_is_not_taken_for_the_holder(tmp_path: Path) -> None:
     pid = os.getpid()  # alive, but started at another time than the recorded holder
     ledger.write_text(json.dumps({"spent": 0.0, "in_flight": {f"{pid}:1:gone": 0.25}}))
     assert Budget(1.0, ledger=ledger).spent == pytest.approx(0.25)
+
+
+def test_a_holder_on_another_host_is_not_taken_for_dead(tmp_path: Path) -> None:
+    """Workers sharing a warehouse: a pid of another machine says nothing here."""
+    ledger = tmp_path / "budget.json"
+    held = {f"{os.getpid() + 10**6}:1:x@another-host": 0.25}
+    ledger.write_text(json.dumps({"spent": 0.0, "in_flight": held}))
+    budget = Budget(1.0, ledger=ledger, wait_s=0.1)
+    assert budget.spent == 0.0
+    assert json.loads(ledger.read_text())["in_flight"] == held
