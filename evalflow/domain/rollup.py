@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from evalflow.domain.vote import dense_groups
+from evalflow.domain.vote import dense_groups, string_column
 
 PRIORITY_WEIGHTS: Mapping[str, int] = {"P0": 3, "P1": 2, "P2": 0}
 I_WEIGHT = Fraction(3, 5)
@@ -117,6 +117,19 @@ FINAL_COLUMNS = [
 ]
 # Half-up rounding reads 200·num + den, so every denominator stays below this in int64.
 _INT64_SAFE = (2**63 - 1) // 201
+
+
+def _bands(lower: np.ndarray, upper: np.ndarray, complete: np.ndarray) -> np.ndarray:
+    """`band` of each rounded lower bound, for an incomplete run `band_between` its bounds."""
+    thresholds = np.array([threshold for threshold, _ in BANDS]) - 1e-12
+    names = np.array([name for _, name in BANDS] + [None], dtype=object)
+
+    def index(values: np.ndarray) -> np.ndarray:
+        met = values[:, None] >= thresholds[None, :]
+        return np.where(met.any(axis=1), met.argmax(axis=1), len(BANDS) - 1)
+
+    low, high = index(lower), index(upper)
+    return names[np.where(complete | (low == high), low, len(BANDS))]
 
 
 def _lookup(index: pd.Index, values: pd.Series) -> np.ndarray:
@@ -258,13 +271,12 @@ def rollup(
         np.where(valid, 3 * i_met * t_total + 2 * t_met * i_total, 0), np.where(valid, ac_den, 0)
     )
     unmeasured = n_unscored == i_total + t_total
-    priorities = stories["priority"].to_numpy(dtype=object)
     ac = pd.DataFrame(
         {
-            "run_key": np.asarray(run_keys, dtype=object)[ac_run],
-            "story_id": np.asarray(stories["story_id"], dtype=object)[story_row],
-            "ac_id": np.asarray(ac_ids, dtype=object)[ac_of],
-            "priority": priorities[story_row],
+            "run_key": string_column(run_keys, ac_run),
+            "story_id": string_column(stories["story_id"], story_row),
+            "ac_id": string_column(ac_ids, ac_of),
+            "priority": string_column(stories["priority"], story_row),
             "weight": weight,
             "scored": (weight > 0) & ~unmeasured,
             "i_met": i_met,
@@ -286,9 +298,9 @@ def rollup(
     story_score = _half_up(story_num, story_den)
     story = pd.DataFrame(
         {
-            "run_key": np.asarray(run_keys, dtype=object)[story_run],
-            "story_id": np.asarray(story_ids, dtype=object)[story_pair % n_story_ids],
-            "priority": priorities[story_row[first_ac]],
+            "run_key": string_column(run_keys, story_run),
+            "story_id": string_column(story_ids, story_pair % n_story_ids),
+            "priority": string_column(stories["priority"], story_row[first_ac]),
             "assumed": stories["assumed"].to_numpy(dtype=bool)[story_row[first_ac]],
             "weight": s_weight,
             "scored": weighted & ~s_unmeasured,
@@ -311,14 +323,11 @@ def rollup(
     adjusted = np.where(failed & complete, _half_up(final_num, 2 * final_den), np.nan)
     final = pd.DataFrame(
         {
-            "run_key": final_keys,
+            "run_key": string_column(run_keys, final_runs),
             "sum_w": sum_w,
             "final_value": np.where(complete, value, np.nan),
             "final": np.where(complete, lower, np.nan),
-            "band": [
-                band(low) if done else band_between(low, high)
-                for low, high, done in zip(lower.tolist(), upper.tolist(), complete, strict=True)
-            ],
+            "band": _bands(lower, upper, complete),
             "complete": complete,
             "n_unscored": f_unscored,
             "final_lower": lower,

@@ -101,15 +101,15 @@ def majority_vote(
         majority = np.where(degrade, UNMET, majority)
     out = pd.DataFrame(
         {
-            "run_key": _take(run_keys, pairs // n_checks),
-            "check_id": _take(check_ids, pairs % n_checks),
+            "run_key": string_column(run_keys, pairs // n_checks),
+            "check_id": string_column(check_ids, pairs % n_checks),
             "met_votes": matrix[:, 0],
             "unmet_votes": matrix[:, 1],
             "unscored_votes": matrix[:, 2],
         }
     )
     out["k"] = k
-    out["majority"] = _take(STATUSES, majority)
+    out["majority"] = string_column(STATUSES, majority)
     out["borderline"] = borderline
     return out[VOTE_COLUMNS]
 
@@ -126,7 +126,7 @@ def dense_groups(code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return inverse, present
 
 
-def _take(values: Sequence[str], index: np.ndarray) -> pd.Series:
+def string_column(values: Sequence[str], index: np.ndarray) -> pd.Series:
     """values[index] as a string column, built by Arrow (no Python string per row)."""
     return pc.take(pa.array(values, type=pa.string()), pa.array(index)).to_pandas()
 
