@@ -10,7 +10,13 @@
    *same* drawn indices and the same warm start. It is measured on a few samples and
    extrapolated linearly to 500 (said so in the output); its ratings are checked against the
    vectorised ones for those samples.
-3. Final uncertainty: 100 runs × 100 checks (k = 3 votes, random), N = 2000 simulations,
+3. 500 runs of one PRD (issue 33): `rate`, as the `elo_bootstrap` asset calls it, on the
+   AC matches of 500 runs × 10 ACs (1,247,500 matches, every run its own player), target
+   < 60 s CPU with bounded memory. Before, in the same run: the same call also replayed
+   sequential Elo on every bootstrap sample (one vectorised step per match, the drawn
+   sequences held at once); that replay is measured on a few samples and extrapolated
+   linearly to 500 (said so in the output).
+4. Final uncertainty: 100 runs × 100 checks (k = 3 votes, random), N = 2000 simulations,
    including all 4,950 pairwise P(A > B).
 
 Run from the repository root: `.venv/bin/python benchmarks/bench_ranking.py [--quick]`.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -32,7 +39,9 @@ from evalflow.domain.ranking.bootstrap import (
     BootstrapSamples,
     _draw_blocks,
     bootstrap_bradley_terry,
+    bootstrap_elo,
     prepare,
+    rate,
 )
 from evalflow.domain.ranking.bradley_terry import (
     BT_MAX_ITER,
@@ -43,6 +52,7 @@ from evalflow.domain.ranking.bradley_terry import (
     win_matrix,
 )
 from evalflow.domain.ranking.final_uncertainty import CHECK_VOTE_COLUMNS, final_uncertainty
+from evalflow.domain.ranking.matches import AC_SCORE_COLUMNS, form_matches, to_elo_matches
 
 N_PLAYERS = 50
 N_MATCHES = 100_000
@@ -200,6 +210,62 @@ def bench_bradley_terry(
     print(f"  baseline vs vectorised ratings: max |Δ| = {gap:.2e} Elo points")
 
 
+def synthetic_ac_scores(n_runs: int, n_acs: int, seed: int) -> pd.DataFrame:
+    """One PRD, 20 frameworks, `n_runs` runs (several per framework, so each run is its own
+    player), AC scores in tenths from a per-run skill."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 0.2, n_runs)
+    score = np.clip(skill[:, None] + rng.random((n_runs, n_acs)), 0.0, 1.0).round(1)
+    framework = [f"fw{r % 20:02d}" for r in range(n_runs)]
+    return pd.DataFrame(
+        [
+            ("bench", "base", "prd", f"bench.{framework[r]}.r{r:04d}", framework[r],
+             f"S{a // 4}", f"S{a // 4}-AC{a}", float(score[r, a]))
+            for r in range(n_runs)
+            for a in range(n_acs)
+        ],
+        columns=list(AC_SCORE_COLUMNS),
+    )  # fmt: skip
+
+
+def bench_runs_per_prd(n_runs: int, n_samples: int, elo_samples: int) -> None:
+    matches = form_matches(synthetic_ac_scores(n_runs, 10, SEED))
+    print(
+        f"== {n_runs} runs of one PRD: {len(matches):,} AC matches, {n_samples} bootstrap "
+        f"samples (`rate`, as the elo_bootstrap asset) =="
+    )
+    cpu, wall = time.process_time(), time.perf_counter()
+    report = rate(matches, n_samples=n_samples, seed=SEED)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    verdict = "ok" if cpu < 60.0 else "OVER TARGET"
+    print(
+        f"  now                     {cpu:8.1f} s CPU ({wall:.1f} s wall), peak RSS of the "
+        f"process {peak_mb:,.0f} MB (target < 60 s: {verdict})"
+    )
+    if report.elo_left_out is None:
+        print("  Elo within its replay budget: included, as before")
+        return
+    print(f"    {report.elo_left_out}")
+    res, elo_matches = prepare(matches), to_elo_matches(matches)
+    seconds = []
+    for samples in (elo_samples, 2 * elo_samples):
+        start = time.process_time()
+        bootstrap_elo(res, elo_matches, n_samples=samples, seed=SEED)
+        seconds.append(time.process_time() - start)
+    # The replay is vectorised across samples, so its cost is a + b·samples: a line through
+    # the two measurements, not a multiple of one.
+    slope = max(seconds[1] - seconds[0], 0.0) / elo_samples
+    elo = seconds[1] + slope * (n_samples - 2 * elo_samples)
+    sequences_gb = n_samples * len(matches) * 4 / 1e9
+    print(
+        f"  before (+ Elo replay)   {cpu + elo:8.1f} s CPU: the replay extrapolated linearly "
+        f"from {elo_samples} and {2 * elo_samples} samples ({seconds[0]:.1f} s, "
+        f"{seconds[1]:.1f} s) to {n_samples}, holding {sequences_gb:.1f} GB of drawn sequences"
+    )
+    print(f"  ratio                   {(cpu + elo) / cpu:8.1f} × CPU")
+
+
 def synthetic_votes(n_runs: int, checks_per_run: int, seed: int) -> pd.DataFrame:
     """Per run: 5 stories (weights 3, 3, 2, 2, 0) × 4 ACs × 5 checks (3 I + 2 T)."""
     rng = np.random.default_rng(seed)
@@ -246,9 +312,11 @@ def main() -> None:
     repeats = 2 if args.quick else 5
     if args.smoke:
         bench_bradley_terry(1, baseline_samples=1, n_matches=10_000, n_samples=50)
+        bench_runs_per_prd(150, n_samples=500, elo_samples=1)
         bench_final_uncertainty(1, n_runs=20)
         return
     bench_bradley_terry(repeats, baseline_samples=1 if args.quick else 3)
+    bench_runs_per_prd(500, n_samples=500, elo_samples=8)
     bench_final_uncertainty(repeats)
 
 

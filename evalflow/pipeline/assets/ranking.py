@@ -56,12 +56,14 @@ def elo_bootstrap(
     ac_score: pd.DataFrame, final_score: pd.DataFrame, run_manifest: pd.DataFrame
 ) -> dg.Output:
     """Bradley–Terry and Elo ratings per ranking group with seeded 500-sample bootstrap CIs."""
-    parts = []
+    parts, left_out = [], []
     scores_by_group = _ac_scores(ac_score, final_score, run_manifest).groupby(GROUP_KEYS, sort=True)
     for (benchmark, key), scores in scores_by_group:
         if scores["run_key"].nunique() < 2:
             continue
         report = rate(form_matches(scores), seed=RANKING_SEED)
+        if report.elo_left_out:
+            left_out.append(f"{benchmark} ({key}): {report.elo_left_out}")
         parts.append(
             report.rating.assign(
                 benchmark=benchmark,
@@ -71,9 +73,11 @@ def elo_bootstrap(
                 seed=report.seed,
             )
         )
+    metadata = {"elo_left_out": dg.MetadataValue.text("\n".join(left_out))} if left_out else None
     if not parts:
         return _output("elo_bootstrap", pd.DataFrame(columns=columns("elo_bootstrap")))
-    return _output("elo_bootstrap", pd.concat(parts, ignore_index=True)[columns("elo_bootstrap")])
+    frame = pd.concat(parts, ignore_index=True)[columns("elo_bootstrap")]
+    return _output("elo_bootstrap", frame, metadata)
 
 
 def _check_votes(

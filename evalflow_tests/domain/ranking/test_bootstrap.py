@@ -118,6 +118,18 @@ def test_bradley_terry_samples_are_fitted_in_bounded_blocks(monkeypatch) -> None
     np.testing.assert_array_equal(samples, whole)
 
 
+def test_elo_reference_is_left_out_over_its_replay_budget() -> None:
+    # 500 runs of one PRD are 1.25 M matches: replaying them for 500 samples was ~40 CPU-min.
+    matches = _random_matches(300, 0.6, seed=8)
+    within = rate(matches, n_samples=40, seed=1, elo_budget=40 * 300)
+    over = rate(matches, n_samples=40, seed=1, elo_budget=40 * 300 - 1)
+    assert within.elo_left_out is None and set(within.rating["method"]) == {"bradley_terry", "elo"}
+    assert set(over.rating["method"]) == {"bradley_terry"}
+    assert over.elo_left_out is not None and "40 samples × 300 matches" in over.elo_left_out
+    bt = within.rating[within.rating["method"] == "bradley_terry"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(over.rating, bt)
+
+
 @pytest.mark.parametrize("prds", [1, 3])
 def test_vectorised_elo_matches_sequential_elo(prds: int) -> None:
     rng = np.random.default_rng(9)
