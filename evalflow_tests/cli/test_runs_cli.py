@@ -19,6 +19,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return int(done.value.code or 0), out, err
 
 
+# `make test` keeps one run through the whole pipeline: the pinned demo run (conftest's
+# scored_demo_run); this one materialises two more.
+@pytest.mark.slow  # whole `score`/`materialize` runs through Dagster (tens of CPU-s)
 def test_register_materialize_query(mini: Path, warehouse_dir: Path, capsys) -> None:
     manifests = sorted(str(p) for p in (mini / "runs").glob("*.yaml"))
     code, out, _ = run_cli(capsys, "register", *manifests, "--json")

@@ -196,6 +196,7 @@ def claude_judge_at(base_url: str, cache: Path) -> ClaudeJudge:
     )
 
 
+@pytest.mark.slow  # two spawned interpreters importing evalflow (~8 CPU-s)
 def test_a_tripped_breaker_is_shared_by_every_process_of_the_warehouse(tmp_path: Path) -> None:
     """A 401 in one process stops the others (and their step retries) before they send."""
     import multiprocessing

@@ -179,6 +179,7 @@ def _score_in_child(base_url: str, ledger: str, cache: str) -> None:
     judge.score(demo_request(checks=TEN))
 
 
+@pytest.mark.slow  # two spawned interpreters importing evalflow (~7 CPU-s)
 def test_a_killed_run_and_its_rerun_spend_at_most_the_limit_in_total(tmp_path) -> None:
     """kill -9 mid-run, then the same run again at the same limit: the ledger carries what
     the first paid (its calls in flight when it died at their worst case), so the rerun stops
