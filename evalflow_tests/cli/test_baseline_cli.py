@@ -87,3 +87,19 @@ def test_probe_test_all_runs_gives_one_verdict_per_run(mini: Path, capsys, tmp_p
     assert "mini.partial.r1: UNMET (probe 1: 0 line(s), 0 counted)" in out
     code, _, err = run_cli(capsys, "probe", "test", baseline, "S2-AC1-I1")
     assert code == 2 and "give either --repo or --all-runs" in err
+
+
+def test_probe_test_all_runs_without_a_check_tables_the_proposals(
+    mini: Path, capsys, tmp_path: Path
+) -> None:
+    path = mini / "_ac-baseline.yaml"
+    bye = "pattern: 'def bye\\(', path_globs: [\"app/**\"]"
+    path.write_text(path.read_text().replace(bye, bye + ", proposed: true"))
+    code, out, err = run_cli(capsys, "probe", "test", str(path), "--all-runs",
+                             "--warehouse", str(tmp_path / "wh"))  # fmt: skip
+    assert code == 0, err
+    assert "diff surface: each run's diff surface" in out
+    assert "run 1: mini.good.r1 at " in out and "run 2: mini.partial.r1 at " in out
+    assert "S1-AC1-I1" not in out  # its probe is accepted: only proposals are tabled
+    assert "S2-AC1-I1 (I): bye() exists [run 1 MET, run 2 UNMET]" in out
+    assert "    run 1: app/core.py:" in out and "    run 2: no match" in out
