@@ -53,23 +53,49 @@ harness = dg.define_asset_job(
     description="Measure the judge against gold labels and gate the evidence retrieval.",
 )
 
-defs = dg.Definitions(
-    assets=[*per_run_assets, *cross_run_assets, *harness_assets],
-    asset_checks=asset_checks,
-    jobs=[evaluate_run, evaluate_run_multiprocess, rank_runs, harness],
-    schedules=[
-        nightly_schedule(evaluate_run),
-        dg.ScheduleDefinition(
-            name="nightly_harness",
-            job=harness,
-            cron_schedule=NIGHTLY_HARNESS_CRON,
-            execution_timezone="UTC",
-            description="Re-calibrate the judge and re-gate retrieval before the nightly runs.",
-        ),
-    ],
-    sensors=[manifest_sensor(evaluate_run), rank_after_evaluation(evaluate_run, rank_runs)],
-    resources={
-        "evalflow": EvalflowResource(),
-        "warehouse_io": ParquetIOManagerFactory(),
-    },
-)
+
+def _definitions(evaluate_executor: dg.ExecutorDefinition | None = None) -> dg.Definitions:
+    """evalflow's assets, jobs, schedules and sensors; `evaluate_executor` replaces the two
+    per-run jobs by one `evaluate_run` on that executor (a distributed deployment)."""
+    evaluate = (
+        [evaluate_run, evaluate_run_multiprocess]
+        if evaluate_executor is None
+        else [
+            dg.define_asset_job(
+                "evaluate_run",
+                selection=dg.AssetSelection.assets(*per_run_assets),
+                executor_def=evaluate_executor,
+                description=EVALUATE_DESCRIPTION,
+            )
+        ]
+    )
+    return dg.Definitions(
+        assets=[*per_run_assets, *cross_run_assets, *harness_assets],
+        asset_checks=asset_checks,
+        jobs=[*evaluate, rank_runs, harness],
+        schedules=[
+            nightly_schedule(evaluate[0]),
+            dg.ScheduleDefinition(
+                name="nightly_harness",
+                job=harness,
+                cron_schedule=NIGHTLY_HARNESS_CRON,
+                execution_timezone="UTC",
+                description="Re-calibrate the judge and re-gate retrieval before the nightly runs.",
+            ),
+        ],
+        sensors=[manifest_sensor(evaluate[0]), rank_after_evaluation(evaluate[0], rank_runs)],
+        resources={
+            "evalflow": EvalflowResource(),
+            "warehouse_io": ParquetIOManagerFactory(),
+        },
+    )
+
+
+defs = _definitions()
+
+
+def distributed_definitions(executor: dg.ExecutorDefinition) -> dg.Definitions:
+    """The code location of a distributed deployment (docs/scaling.md section 4): evalflow's
+    definitions with `evaluate_run` on `executor` (Dask, Celery, Kubernetes...), so each of a
+    run's steps may execute on another worker; the other jobs stay in-process."""
+    return _definitions(executor)

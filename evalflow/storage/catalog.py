@@ -88,6 +88,14 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
     """
     tables = warehouse.tables()
     path = catalog_path(warehouse)
+    if not warehouse.is_local and not _httpfs_installed():
+        raise CatalogUnavailableError(
+            "the DuckDB catalog file was not written: its views read the object store through "
+            "DuckDB's httpfs extension, which is not installed here",
+            where=str(path),
+            fix="run `INSTALL httpfs` once in DuckDB on this host (it downloads the extension); "
+            "`evalflow query` and `leaderboard` read the warehouse without it",
+        )
     temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +118,21 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
         temp.unlink(missing_ok=True)
         temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
     return tables
+
+
+class CatalogUnavailableError(InputError):
+    """The catalog file cannot be written for a reason that leaves every table stored and
+    readable through evalflow (an object-store warehouse on a host without httpfs)."""
+
+
+def _httpfs_installed() -> bool:
+    """Whether DuckDB can load httpfs without downloading it (never installs anything)."""
+    with duckdb.connect(config={"autoinstall_known_extensions": False}) as con:
+        try:
+            con.execute("LOAD httpfs")
+        except duckdb.Error:
+            return False
+    return True
 
 
 def _derived_views(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from evalflow.errors import InputError
 from evalflow.storage.catalog import (
+    CatalogUnavailableError,
     _reads,
     _view_sql,
     catalog_path,
@@ -227,3 +228,18 @@ def test_a_run_completes_while_analysts_hold_the_catalog_and_the_warehouse_moves
         assert con.execute("SELECT final FROM final_score").fetchall() == [(1.0,)]
         (evaluations,) = con.execute("SELECT count(*) FROM evaluation_history").fetchone()
         assert evaluations >= 1  # 2 unless the second run was skipped as unchanged
+
+
+def test_an_object_store_catalog_without_httpfs_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The views of a URI warehouse need DuckDB's httpfs; without it (an offline host) the file
+    # is not written, with the install command, and the tables stay readable through `connect`.
+    monkeypatch.setattr("evalflow.storage.catalog._httpfs_installed", lambda: False)
+    warehouse = Warehouse((tmp_path / "wh").as_uri(), str(tmp_path / "work"))
+    warehouse.write("notes", pd.DataFrame({"run_key": ["a.b.r1"]}), "a.b.r1")
+    with pytest.raises(CatalogUnavailableError) as raised:
+        refresh_catalog(warehouse)
+    assert "INSTALL httpfs" in raised.value.one_line()
+    assert not catalog_path(warehouse).exists()
+    assert connect(warehouse).sql("SELECT run_key FROM notes").fetchall() == [("a.b.r1",)]
