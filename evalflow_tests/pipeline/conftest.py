@@ -37,7 +37,7 @@ connection.cursor().execute("CREATE DATABASE dagster")
 RESULT_QUERIES = {
     "majority_vote": "SELECT run_key, check_id, majority FROM majority_vote ORDER BY ALL",
     "final_score": "SELECT run_key, final, complete FROM final_score ORDER BY ALL",
-    "ac_score": "SELECT run_key, ac_id, score FROM ac_score ORDER BY ALL",
+    "ac_score": "SELECT run_key, ac_id, i_score, t_score FROM ac_score ORDER BY ALL",
 }
 
 

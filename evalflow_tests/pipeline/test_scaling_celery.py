@@ -53,9 +53,9 @@ import dagster as dg
 instance = dg.DagsterInstance.get()
 out = {}
 for run in instance.get_runs():
-    pids = {r.pid for r in instance.all_logs(run.run_id)
+    pids = {r.dagster_event.pid for r in instance.all_logs(run.run_id)
             if r.dagster_event and r.dagster_event.event_type_value == "STEP_START"}
-    launched = {r.pid for r in instance.all_logs(run.run_id)
+    launched = {r.dagster_event.pid for r in instance.all_logs(run.run_id)
                 if r.dagster_event and r.dagster_event.event_type_value == "RUN_START"}
     out[run.tags.get("dagster/partition")] = [run.status.value, sorted(pids), sorted(launched)]
 print(json.dumps(out))
@@ -99,26 +99,24 @@ def deployment(postgres: int, redis_url: str, tmp_path: Path) -> Iterator[dict[s
     (deploy / "evalflow_deploy.py").write_text(DEPLOY.format(**broker))
     (deploy / "celery.yaml").write_text(WORKER_CONFIG.format(**broker))
     log = tmp_path / "worker.log"
-    start = [
-        *CELERY,
-        "worker",
-        "start",
-        "-A",
-        "dagster_celery.app",
-        "-y",
-        str(deploy / "celery.yaml"),
-    ]
+    config = str(deploy / "celery.yaml")
+    start = [*CELERY, "worker", "start", "-A", "dagster_celery.app", "-y", config, "-l", "info"]
+    # dagster-celery starts the `celery` command of the recipes' interpreter from PATH.
+    path = f"{Path(PYTHON).parent}{os.pathsep}{env.get('PATH', '')}"
     with log.open("wb") as out:
         process = subprocess.Popen(
             [*start, "--", "--concurrency", "2"],
             cwd=ROOT,
-            env=env,
+            env={**env, "PATH": path},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    time.sleep(10)  # tasks sent before the worker listens wait on the broker: no race to lose
-    assert process.poll() is None, f"the Celery worker stopped: {log.read_text()[-3000:]}"
+    deadline = time.monotonic() + 300
+    while " ready." not in log.read_text(errors="replace"):
+        assert process.poll() is None, f"the Celery worker stopped: {log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"no ready worker: {log.read_text()[-3000:]}"
+        time.sleep(1)
     try:
         yield env
     finally:
