@@ -69,10 +69,9 @@ from evalflow.gates.sandbox import (
     GateLimits,
     execute,
     read_tail,
-    remove_tree,
     scrub,
 )
-from evalflow.repo.git import require_repo
+from evalflow.repo.git import remove_tree, require_repo
 from evalflow.repo.guard import RepoState, capture_state
 
 MAX_OUTPUT_BYTES = 1 << 20

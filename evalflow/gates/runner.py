@@ -74,12 +74,18 @@ from evalflow.gates.sandbox import (
     new_sandbox,
     probe_isolation,
     read_tail,
-    remove_tree,
     scan_log,
     scrub,
     secret_values,
 )
-from evalflow.repo.git import clone_for_gate, git, require_repo, resolve_commit
+from evalflow.repo.git import (
+    clone_for_gate,
+    git,
+    remove_tree,
+    require_repo,
+    resolve_commit,
+    scratch_dir,
+)
 from evalflow.repo.guard import RepoState, capture_state, verify_unchanged
 
 IsolationMode = Literal["auto", "none"]
@@ -107,14 +113,15 @@ class GateCaches:
         return cls(results=workdir / "gate-results", dependencies=workdir / "gate-deps")
 
 
-def _private_home(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+def _private_home() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The operator's home directory, hidden from gates (SSH keys, shell files, cloud
-    credentials) unless the sandbox itself lives in it, and what gates need re-exposed
-    read-only: the interpreter evalflow hands them and the tool directories on PATH, when
-    they lie in that home or under the temporary directory (which a gate sees as its own,
-    empty /tmp — a checkout and its .venv under /tmp would otherwise vanish)."""
+    credentials) — even when the sandbox lives in it (a warehouse in the home): the clone
+    and scratch directories are bound back over the hiding tmpfs — and what gates need
+    re-exposed read-only: the interpreter evalflow hands them and the tool directories on
+    PATH, when they lie in that home or under the temporary directory (which a gate sees as
+    its own, empty /tmp — a checkout and its .venv under /tmp would otherwise vanish)."""
     home = Path.home().resolve()
-    hide = home != Path("/") and home.is_dir() and not root.is_relative_to(home)
+    hide = home != Path("/") and home.is_dir()
     covered = [Path(tempfile.gettempdir()).resolve(), Path("/tmp")]
     if hide:
         covered.append(home)
@@ -447,12 +454,14 @@ def _guard(ctx: _Context, before: RepoState, gate: str, where: str) -> None:
 
 
 def _sandbox_root(sandbox_root: Path | None, repo: Path) -> Path:
-    root = Path(sandbox_root or tempfile.gettempdir()).resolve()
+    # By default in this process's workspace (under the warehouse's work dir): a killed run's
+    # sandboxes are removed by the next run, none is left in the system temp directory.
+    root = Path(sandbox_root or scratch_dir("gates")).resolve()
     if root.is_relative_to(repo.resolve()):
         raise InputError(
             "the gate sandbox would live inside the evaluated repository",
             where=str(root),
-            fix="choose a sandbox directory (or TMPDIR) outside the repository",
+            fix="keep the warehouse (--warehouse, EVALFLOW_WAREHOUSE) outside the repository",
         )
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -621,14 +630,7 @@ def prepare_context(
     _require(chosen, require_isolation or bool(settings.require_isolation))
     sandbox_root_dir = _sandbox_root(sandbox_root, top)
     hidden_paths = (top, *(Path(p).resolve() for p in hidden))
-    home, exposed = _private_home(sandbox_root_dir)
-    covering = [p for p in hidden_paths if sandbox_root_dir.is_relative_to(p)]
-    if covering:
-        raise InputError(
-            "the gate sandbox would live inside a directory hidden from gates",
-            where=f"{sandbox_root_dir} (inside {covering[0]})",
-            fix="choose a sandbox directory (or TMPDIR) outside the warehouse and benchmark",
-        )
+    home, exposed = _private_home()
     head_paths = _top_level(top, head, root)
     if root is not None and not head_paths:
         raise InputError(

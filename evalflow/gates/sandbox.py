@@ -87,6 +87,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalflow.domain.gates import mentioned_paths
 from evalflow.domain.models import SECRET_MARKERS
 from evalflow.errors import InputError
+from evalflow.repo.git import scratch_dir
 
 MIN_SECRET_CHARS = 8
 MASK = "***"
@@ -117,6 +118,8 @@ _NET_FLAGS = ("--user", "--map-root-user", "--net")
 _PROBE_TIMEOUT_S = 20
 _SH = "/bin/sh"
 _SCRATCH_VARS = ("HOME", "TMPDIR", "TMP", "TEMP")
+# A Unix socket path has at most 107 bytes; the proxy's is <parent>/r-XXXXXXXX/s.
+_MAX_SOCKET_PARENT = 107 - len("/r-XXXXXXXX/s")
 # The free space below which the /tmp tmpfs counts as full after a failed run.
 _FULL_FRACTION = 0.01
 _NOSPACE = re.compile(rb"No space left on device|ENOSPC|Disk quota exceeded")
@@ -199,8 +202,10 @@ while True:
 #    and for host root ``/proc/sys`` would otherwise be writable from inside the namespace;
 # 3. a private /dev/shm, ``hide:`` paths covered by an empty tmpfs (still writable, so mount
 #    points for re-exposed paths can be made in it);
-# 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the hiding
-#    tmpfs made read-only, the scratch directories (HOME, TMPDIR) made writable in /tmp; with
+# 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the scratch
+#    directories' mount points made while the hiding tmpfs is still writable (a sandbox under
+#    the hidden warehouse), the hiding tmpfs made read-only, the scratch directories (HOME,
+#    TMPDIR) made writable in /tmp; with
 #    ``loopback:<python>``, the loopback of the gate's own network namespace brought up
 #    (SIOCSIFFLAGS IFF_UP|IFF_RUNNING by evalflow's interpreter) for a `run` probe's server and
 #    client — here, because the nested user namespace has no CAP_NET_ADMIN over it; with
@@ -255,6 +260,7 @@ for a do case $a in keep-rw:*|keep-ro:*)
   "$mount" --bind "$k" "$p" && umount "$k" && rm -d "$k" || fail "cannot expose $p"
 esac; done
 rmdir /tmp/.keep || fail "cannot tidy /tmp/.keep"
+for a do case $a in scratch:*) mkdir -p "${a#scratch:}" 2>/dev/null;; esac; done
 j=0
 for a do case $a in hide:*)
   j=$((j + 1)) p=${a#hide:}
@@ -772,7 +778,7 @@ _PROBE_FULL = (
 
 
 def _probe(candidate: Isolation) -> tuple[bool, str]:
-    with tempfile.TemporaryDirectory(prefix="evalflow-probe-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="probe-", dir=scratch_dir("gates")) as scratch:
         root = Path(scratch)
         clone, hidden = root / "clone", root / "hidden"
         for directory in (clone, hidden, root / "home", root / "tmp"):
@@ -1120,7 +1126,7 @@ def execute(
     stage = Path(tempfile.mkdtemp(prefix=".evalflow-stage-", dir=log.parent))
     # A short path of its own: a Unix socket path has at most 107 bytes.
     proxy = (
-        _RegistryProxy(Path(tempfile.mkdtemp(prefix="evalflow-registry-")).resolve(), REGISTRIES)
+        _RegistryProxy(Path(tempfile.mkdtemp(prefix="r-", dir=_socket_parent())), REGISTRIES)
         if network and isolation.read_only_root
         else None
     )
@@ -1204,21 +1210,17 @@ def execute(
     )
 
 
+def _socket_parent() -> Path:
+    """Where the registry proxy's socket goes: the process's workspace (with the warehouse,
+    so a killed run's is removed by the next), unless its path is too long for a Unix socket
+    (107 bytes): then the system temp directory."""
+    parent = scratch_dir("gates").resolve()
+    short = len(str(parent)) <= _MAX_SOCKET_PARENT
+    return parent if short else Path(tempfile.gettempdir()).resolve()
+
+
 def new_sandbox(root: Path) -> Path:
     sandbox = Path(tempfile.mkdtemp(prefix="evalflow-gate-", dir=root))
     (sandbox / "home").mkdir()
     (sandbox / "tmp").mkdir()
     return sandbox
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a sandbox even when the gate left unwritable directories behind."""
-    try:
-        shutil.rmtree(path)
-    except FileNotFoundError:
-        return
-    except OSError:
-        for current, dirs, _ in os.walk(path):
-            for name in dirs:
-                (Path(current) / name).chmod(0o700)
-        shutil.rmtree(path, ignore_errors=True)

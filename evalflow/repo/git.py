@@ -23,10 +23,11 @@ untrusted ``.git``. So this module owns:
   config, hooks and fsmonitor off on the command line, ``safe.bareRepository=explicit``, only
   the ``file`` transport, ``--no-ext-diff --no-textconv`` on every diff, and a timeout.
 
-The workspace (mirrors, empty home, temporary indexes) is a per-process directory under the
-warehouse's work directory (`use_work_root`; the system temp directory only for commands
-without a warehouse), locked by its process while it lives and removed at exit — and, when a
-run was killed, by the next run, which finds its lock free.
+The workspace (mirrors, empty home, temporary indexes, and through `scratch_dir` the gates'
+sandboxes) is a per-process directory under the warehouse's work directory (`use_work_root`;
+the system temp directory only for commands without a warehouse), locked by its process while
+it lives and removed at exit — and, when a run was killed, by the next run, which finds its
+lock free.
 Callers pass the evaluated repository's path; none ever sees the mirror.
 """
 
@@ -144,9 +145,23 @@ def use_work_root(path: Path) -> None:
         _WORK_ROOT[:] = [Path(path).resolve() / "tmp"]
 
 
+def remove_tree(path: Path) -> None:
+    """Delete `path` even when a gate left unwritable directories in it."""
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        for current, dirs, _ in os.walk(path):
+            for name in dirs:
+                with suppress(OSError):
+                    (Path(current) / name).chmod(0o700)
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _remove_workspace(ws: _Workspace) -> None:
     if os.getpid() == ws.pid:
-        shutil.rmtree(ws.root, ignore_errors=True)
+        remove_tree(ws.root)
 
 
 def _orphaned(entry: Path) -> bool:
@@ -185,7 +200,7 @@ def _remove_orphans(parent: Path) -> None:
     """Remove the workspaces of evalflow processes that were killed (atexit never ran)."""
     for entry in parent.glob(f"{_PREFIX}*-*"):
         if entry.is_dir() and not entry.is_symlink() and _orphaned(entry):
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry)
 
 
 def _workspace() -> _Workspace:
@@ -210,6 +225,15 @@ def _workspace() -> _Workspace:
             mp_util.Finalize(None, _remove_workspace, args=(ws,), exitpriority=0)
             _STATE[key] = ws
         return ws
+
+
+def scratch_dir(name: str) -> Path:
+    """The folder `name` of this process's workspace, for throw-away state beside git's (the
+    gates' sandboxes and clones): under the warehouse's work directory once `use_work_root`
+    ran, removed at exit and, after a killed run, by the next run with the rest."""
+    path = _workspace().root / name
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
 
 
 def git_env() -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from evalflow.domain.models import GateCommands, GateSettings
 from evalflow.errors import InputError, ReadOnlyViolationError
 from evalflow.gates import GateCaches, GateLimits, probe_isolation, run_gates
 from evalflow.gates import runner as runner_module
+from evalflow.repo import git as git_module
 from evalflow.repo.builder import build_repo
 from evalflow.repo.guard import capture_state, verify_unchanged
 
@@ -544,26 +546,78 @@ def test_required_isolation_that_is_missing_is_a_clear_error(
     assert "network" in results[2].isolation_missing
 
 
-def test_the_sandbox_cannot_live_under_a_hidden_directory(
-    make_repo: Callable[..., Path], tmp_path: Path
-) -> None:
-    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
-    warehouse = tmp_path / "warehouse"
-    with pytest.raises(InputError, match="inside a directory hidden from gates"):
-        run_gates(
-            repo,
-            "head",
-            "base",
-            GateCommands(unit="true"),
-            [],
-            sandbox_root=warehouse / "tmp",
-            hidden=[warehouse],
-        )
+@pytest.fixture
+def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A warehouse work dir this test's git workspace and gate sandboxes live under, and an
+    empty system temp directory that must stay empty. Outside /tmp: under it, the gate's
+    private /tmp would hide the warehouse whatever the sandbox does."""
+    place = Path(tempfile.mkdtemp(prefix="evalflow-warehouse-", dir="/var/tmp"))
+    monkeypatch.setattr(git_module, "_WORK_ROOT", [])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "system-tmp"))
+    (tmp_path / "system-tmp").mkdir()
+    git_module.use_work_root(place / "warehouse")
+    yield place / "warehouse"
+    shutil.rmtree(place)
 
 
 @needs_isolation
+def test_gates_run_under_the_hidden_warehouse_and_leave_the_system_temp_empty(
+    make_repo: Callable[..., Path], warehouse: Path
+) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    (warehouse / "secret.txt").parent.mkdir(parents=True, exist_ok=True)
+    (warehouse / "secret.txt").write_text("WAREHOUSE-SECRET\n")
+    command = (
+        f"pwd; cat {warehouse}/secret.txt; ls -a {warehouse} | sed s/^/LS:/; "
+        'echo h > "$HOME/h" && echo t > "$TMPDIR/t" && echo c > c && echo SCRATCH-OK'
+    )
+    (unit,) = [
+        r
+        for r in run_gates(repo, "head", "base", GateCommands(unit=command), [], hidden=[warehouse])
+        if r.gate == "unit"
+    ]
+    assert unit.status == "pass", unit.output_tail
+    assert str(warehouse.resolve() / "tmp") in unit.output_tail  # the clone lives there
+    assert "WAREHOUSE-SECRET" not in unit.output_tail and "LS:secret.txt" not in unit.output_tail
+    assert "SCRATCH-OK" in unit.output_tail
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+    (workspace,) = (warehouse / "tmp").iterdir()  # this process's, removed at its exit
+    assert list((workspace / "gates").iterdir()) == []  # each sandbox removed after its gate
+
+
+def test_a_killed_runs_gate_sandbox_is_removed_by_the_next_run(
+    make_repo: Callable[..., Path], warehouse: Path
+) -> None:
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys; from pathlib import Path\n"
+            "from evalflow.repo.git import scratch_dir, use_work_root\n"
+            "from evalflow.gates.sandbox import new_sandbox\n"
+            "use_work_root(Path(sys.argv[1]))\n"
+            "box = new_sandbox(scratch_dir('gates'))\n"
+            "(box / 'clone').mkdir(); (box / 'clone' / 'big.bin').write_bytes(b'x' * 1000)\n"
+            "(box / 'clone' / 'ro').mkdir(); (box / 'clone' / 'ro').chmod(0o500)\n"
+            "print(box, flush=True); os.kill(os.getpid(), signal.SIGKILL)",
+            str(warehouse),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    left = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and left.is_dir() and left.is_relative_to(warehouse / "tmp")
+    repo = make_repo({"README.md": "x\n"}, {"a.txt": "a\n"})
+    run_gates(repo, "head", "base", GateCommands(unit="true"), [], hidden=[warehouse])
+    assert not left.parent.parent.exists()  # the killed run's whole workspace
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+
+
+@needs_isolation
+@pytest.mark.parametrize("sandbox_in_home", [False, True])
 def test_operator_home_is_hidden_but_the_interpreter_still_runs(
-    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, sandbox_in_home: bool
 ) -> None:
     import shutil
     import tempfile
@@ -579,7 +633,16 @@ def test_operator_home_is_hidden_but_the_interpreter_still_runs(
         command = f"cat {home}/.ssh/id_ed25519; {listing}; python -c 'print(\"PY-OK\")'"
         (unit,) = [
             r
-            for r in run_gates(repo, "head", "base", GateCommands(unit=command), [], timeout_s=60)
+            for r in run_gates(
+                repo,
+                "head",
+                "base",
+                GateCommands(unit=command),
+                [],
+                timeout_s=60,
+                # A warehouse in the home keeps its sandboxes there: the home stays hidden.
+                sandbox_root=home / "warehouse" / "tmp" if sandbox_in_home else None,
+            )
             if r.gate == "unit"
         ]
     finally:
@@ -599,7 +662,7 @@ def test_an_interpreter_under_tmp_is_re_exposed_to_gates(
     monkeypatch.setattr(runner_module.sys, "prefix", str(venv))
     monkeypatch.setattr(runner_module.sys, "executable", str(venv / "bin" / "python"))
     monkeypatch.setenv("PATH", f"{venv / 'bin'}:/usr/bin")
-    _, exposed = runner_module._private_home(Path("/tmp"))
+    _, exposed = runner_module._private_home()
     assert venv.resolve() in exposed and (venv / "bin").resolve() in exposed
     assert Path("/usr/bin") not in exposed
 

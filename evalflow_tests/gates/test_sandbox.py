@@ -28,11 +28,11 @@ from evalflow.gates.sandbox import (
     new_sandbox,
     probe_isolation,
     read_tail,
-    remove_tree,
     scan_log,
     scrub,
     secret_values,
 )
+from evalflow.repo.git import remove_tree
 
 ISOLATED = probe_isolation().read_only
 

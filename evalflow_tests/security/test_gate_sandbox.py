@@ -30,8 +30,8 @@ from evalflow.gates.sandbox import (
     new_sandbox,
     probe_isolation,
     read_tail,
-    remove_tree,
 )
+from evalflow.repo.git import remove_tree
 from evalflow_tests.security.hostile import (
     ESCAPE_MARKER,
     connect_gate,
