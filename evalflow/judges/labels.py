@@ -26,7 +26,12 @@ validator as every other judge. A label may cite lines without a `quote` (a huma
 `path:start-end`): the quote is then the cited lines as they are at head, so the validator's
 rule that a judge's evidence holds a meaningful code line is applied to the lines themselves.
 A label citing more lines than `EVALFLOW_EVIDENCE_MAX_LINES` (default 40) fails the load with
-one line naming it, rather than losing its MET to the validator's cap.
+one line naming it, rather than losing its MET to the validator's cap; so does what no run
+could ever credit: an evidence path that is absolute or leaves the repository (``../x``), and
+a MET without evidence. What depends on the run's head — a cited file or line that is not
+there, a quote that does not match, a cited range with no meaningful code line — is checked
+per run by the shared validator's rules: such a MET label is UNSCORED with the reason (the
+label was written for other code; demoting it to UNMET would invent a verdict nobody gave).
 It is deterministic (the report says so) and the gold source for calibration. The file comes
 from the constructor or `EVALFLOW_LABELS`; a malformed file is an InputError naming the file
 and the entry.
@@ -46,7 +51,13 @@ from evalflow.domain.models import Evidence, Search, Status, Verdict
 from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.judges.base import JudgeRequest, OfflineJudge
-from evalflow.judges.validator import MAX_LINES_ENV, max_evidence_lines
+from evalflow.judges.validator import (
+    FLAG_INVALID_EVIDENCE,
+    MAX_LINES_ENV,
+    max_evidence_lines,
+    path_problem,
+    strict_evidence_problem,
+)
 
 LABELS_ENV = "EVALFLOW_LABELS"
 
@@ -137,23 +148,39 @@ def load_labels(path: Path) -> LabelFile:
                     where=str(path),
                 )
             seen[slot] = index
-    _within_line_cap(labels, path)
+    _creditable(labels, path)
     return labels
 
 
-def _within_line_cap(labels: LabelFile, path: Path) -> None:
-    """A label citing more lines than the validator accepts would silently lose its MET to
-    the cap (UNMET, or UNSCORED without searches): the load fails instead, naming it."""
+def _creditable(labels: LabelFile, path: Path) -> None:
+    """A label no run could credit fails the load, naming it, instead of silently losing its
+    MET to the validator (UNMET, or UNSCORED without searches): evidence outside the
+    repository, wider than the validator's line cap, or a MET with no evidence at all."""
     cap = max_evidence_lines()
     for key, verdicts in labels.blocks().items():
         block = "verdicts" if labels.runs is None else f"runs[{key}]"
         for index, entry in enumerate(verdicts):
+            label = f"invalid labels entry {block}[{index}] ({entry.check_id})"
+            if entry.status == "MET" and not entry.evidence:
+                raise InputError(
+                    f"{label}: MET without evidence",
+                    where=str(path),
+                    fix="cite the lines that show it (evidence: [{path, start_line, end_line}]),"
+                    " or label it UNMET with its searches, or UNSCORED",
+                )
             for item in entry.evidence:
+                if (problem := path_problem(item.path)) is not None:
+                    raise InputError(
+                        f"{label}: evidence {problem}",
+                        where=str(path),
+                        fix="cite the file by its path from the repository top (app/core.py), "
+                        "without a leading / or ..",
+                    )
                 span = item.end_line - item.start_line + 1
                 if span > cap:
                     raise InputError(
-                        f"invalid labels entry {block}[{index}] ({entry.check_id}): evidence "
-                        f"{item.ref()} cites {span} lines, more than {MAX_LINES_ENV}={cap}",
+                        f"{label}: evidence {item.ref()} cites {span} lines, more than "
+                        f"{MAX_LINES_ENV}={cap}",
                         where=str(path),
                         fix=f"cite the lines that show it, or raise {MAX_LINES_ENV}",
                     )
@@ -203,6 +230,7 @@ class LabelsJudge(OfflineJudge):
                     where=str(self.path),
                     fix="point the labels judge at this run's labels file",
                 )
+        cap = max_evidence_lines()
         out: list[Verdict] = []
         for _, check in request.checks:
             label = self._by_slot.get((key, check.id, request.run)) or self._by_slot.get(
@@ -220,12 +248,29 @@ class LabelsJudge(OfflineJudge):
                     )
                 )
                 continue
+            evidence = tuple(_quoted(e, request) for e in label.evidence)
+            problems = [strict_evidence_problem(e, request.snapshot, cap) for e in evidence]
+            wrong = [problem for problem in problems if problem is not None]
+            if label.status == "MET" and wrong:
+                out.append(
+                    Verdict(
+                        check_id=check.id,
+                        run=request.run,
+                        status="UNSCORED",
+                        flags=(FLAG_INVALID_EVIDENCE,),
+                        rationale=f"the MET label in {self.path.name} cites evidence this "
+                        f"run's head does not have: {'; '.join(wrong[:3])} (fix the label's "
+                        "evidence for this run, or give this run a label of its own)",
+                        judge_id=self.judge_id,
+                    )
+                )
+                continue
             out.append(
                 Verdict(
                     check_id=check.id,
                     run=request.run,
                     status=label.status,
-                    evidence=tuple(_quoted(e, request) for e in label.evidence),
+                    evidence=evidence,
                     searches=label.searches,
                     rationale=label.rationale,
                     judge_id=self.judge_id,

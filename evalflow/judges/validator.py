@@ -51,12 +51,21 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def path_problem(path: str) -> str | None:
+    """Why `path` is no plain relative path inside the repository (absolute, `..`, not
+    normalised), or None."""
+    normal = posixpath.normpath(path)
+    if path.startswith("/") or normal.startswith("..") or normal != path.removeprefix("./"):
+        return f"{path}: not a plain path inside the repository"
+    return None
+
+
 def evidence_problem(evidence: Evidence, snapshot: RepoSnapshot) -> str | None:
     """Why this evidence cannot be accepted, or None when it is valid."""
     path = evidence.path
     normal = posixpath.normpath(path)
-    if path.startswith("/") or normal.startswith("..") or normal != path.removeprefix("./"):
-        return f"{path}: not a plain path inside the repository"
+    if (problem := path_problem(path)) is not None:
+        return problem
     if normal not in snapshot:
         if snapshot.root is not None:
             return f"{path}: no text file of this run at head (it is confined to {snapshot.root}/)"

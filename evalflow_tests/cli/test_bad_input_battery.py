@@ -149,6 +149,16 @@ LABEL_TEXTS: list[tuple[str, bytes]] = [
     ("unclosed", b"runs: [\n"),
     ("a list", b"- a\n"),
     ("empty", b""),
+    *[
+        (
+            f"evidence path {where}",
+            b"verdicts:\n- {check_id: C1, status: MET, evidence: "
+            b"[{path: '" + where + b"', start_line: 1, end_line: 1}]}\n",
+        )
+        for where in (b"../x.py", b"/etc/passwd", b"a/../../x.py", b"./a/../b.py", b"..")
+    ],
+    ("MET without evidence", b"verdicts:\n- {check_id: C1, status: MET}\n"),
+    ("MET with empty evidence", b"runs:\n  a.b.c: [{check_id: C1, status: MET, evidence: []}]\n"),
 ]
 
 SUITE_TEXTS: list[tuple[str, str]] = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ LABELS = {
             "status": "UNMET",
             "searches": [{"pattern": "assert greet", "scope": "tests/**", "hits": 0}],
         },
-        {"check_id": "S1-AC1-T1", "run": 2, "status": "MET", "evidence": []},
+        {"check_id": "S1-AC1-T1", "run": 2, "status": "UNMET"},
     ],
 }
 
@@ -55,9 +56,9 @@ def test_verdicts_per_run_and_missing_checks(tmp_path: Path) -> None:
     assert run1["S2-AC1-I1"].status == "UNSCORED"
     assert "no label for check S2-AC1-I1" in run1["S2-AC1-I1"].rationale
     run2 = {v.check_id: v for v in judge.score(demo_request(run=2))}
-    assert run2["S1-AC1-T1"].status == "MET"
+    assert run2["S1-AC1-T1"].status == "UNMET"
     diff = set(request.diff_paths)
-    # Labels pass the shared validator too: MET without evidence or searches is not scored.
+    # Labels pass the shared validator too: UNMET without searches is not scored.
     assert validate_verdict(run2["S1-AC1-T1"], request.snapshot, diff).status == "UNSCORED"
     assert validate_verdict(run1["S1-AC1-I1"], request.snapshot, diff).status == "MET"
 
@@ -153,7 +154,7 @@ def test_a_label_citing_lines_without_a_quote_is_checked_on_those_lines(tmp_path
 def test_one_file_holds_the_labels_of_several_runs(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    good = [{"check_id": "S1-AC1-I1", "status": "MET"}]
+    good = LABELS["verdicts"][:1]
     poor = [{"check_id": "S1-AC1-I1", "status": "UNMET", "searches": []}]
     judge = LabelsJudge(write(tmp_path, {"runs": {"mini.good.r1": good, "mini.poor.r1": poor}}))
     request = demo_request()
@@ -186,3 +187,66 @@ def test_a_label_wider_than_the_line_cap_fails_the_load_naming_it(
     assert "\n" not in message
     monkeypatch.setenv("EVALFLOW_EVIDENCE_MAX_LINES", "60")  # documented way to allow it
     assert LabelsJudge(path).labels.verdicts[0].evidence[0].end_line == 60
+
+
+CITED = {"path": "app/core.py", "start_line": 2, "end_line": 2}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"status": "MET", "evidence": [{**CITED, "path": "../outside.py"}]},
+            "evidence ../outside.py: not a plain path inside the repository",
+        ),
+        (
+            {"status": "MET", "evidence": [{**CITED, "path": "/etc/passwd"}]},
+            "evidence /etc/passwd: not a plain path inside the repository",
+        ),
+        (
+            {"status": "UNMET", "evidence": [{**CITED, "path": "app/../../x.py"}]},
+            "evidence app/../../x.py: not a plain path",
+        ),
+        ({"status": "MET"}, "MET without evidence"),
+        ({"status": "MET", "evidence": []}, "MET without evidence"),
+    ],
+)
+def test_a_label_no_run_could_credit_fails_the_load_naming_it(
+    tmp_path: Path, entry: dict[str, object], message: str
+) -> None:
+    """Evidence outside the repository, or a MET without any, is refused at load in one line
+    naming the label and the file, never silently demoted by the validator."""
+    path = write(tmp_path, {"runs": {"mini.good.r1": [{"check_id": "S1-AC1-I1", **entry}]}})
+    with pytest.raises(InputError, match=re.escape(message)) as err:
+        LabelsJudge(path)
+    text = err.value.one_line()
+    assert "runs[mini.good.r1][0] (S1-AC1-I1)" in text and str(path) in text
+    assert "\n" not in text and err.value.fix
+
+
+@pytest.mark.parametrize(
+    ("cited", "reason"),
+    [
+        ({**CITED, "path": "app/absent.py"}, "app/absent.py: no such text file at head"),
+        ({**CITED, "start_line": 900, "end_line": 900}, "beyond the end of the file"),
+        ({**CITED, "quote": "return 'nothing of the kind'"}, "quoted text is not in that range"),
+    ],
+)
+def test_a_met_label_whose_evidence_this_head_lacks_is_unscored_with_the_reason(
+    tmp_path: Path, cited: dict[str, object], reason: str
+) -> None:
+    """A cited file or line this run's head lacks, or a quote that does not match, depends on
+    the run: the MET label is UNSCORED for it with the reason, not demoted to UNMET (its
+    searches would otherwise make the validator's demotion a verdict nobody gave)."""
+    searches = [{"pattern": "greet", "scope": "app/**", "hits": 1}]
+    label = {"check_id": "S1-AC1-I1", "status": "MET", "evidence": [cited], "searches": searches}
+    request = demo_request(checks=DEMO_CHECKS[:1])
+    (verdict,) = LabelsJudge(write(tmp_path, {"verdicts": [label]})).score(request)
+    assert verdict.status == "UNSCORED" and "evidence-invalid" in verdict.flags
+    assert reason in verdict.rationale and "gold.yaml" in verdict.rationale
+    checked = validate_verdict(verdict, request.snapshot, set(request.diff_paths))
+    assert checked.status == "UNSCORED"
+    # One wrong citation among right ones is still a label for other code.
+    label["evidence"] = [LABELS["verdicts"][0]["evidence"][0], cited]
+    (verdict,) = LabelsJudge(write(tmp_path, {"verdicts": [label]}, "two.yaml")).score(request)
+    assert verdict.status == "UNSCORED"
