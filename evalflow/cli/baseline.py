@@ -22,6 +22,7 @@ from evalflow.domain.baseline import render_baseline_markdown
 from evalflow.domain.models import CheckedRuns
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, lock_path, read_text
+from evalflow.repo.git import throwaway_workspace
 
 baseline_argument = click.argument(
     "baseline", type=click.Path(path_type=Path), default="_ac-baseline.yaml"
@@ -150,6 +151,8 @@ def freeze(baseline: Path, force: bool) -> None:
               help="claude: ask again the ACs whose stored answers were unusable (drafted by "
                    "the offline fallback); without it every stored answer is replayed, "
                    "nothing paid again.")  # fmt: skip
+# Its git workspace (in $TMPDIR: no warehouse) goes when the command ends, however it ends.
+@throwaway_workspace()
 def draft(
     prd: Path,
     benchmark: str,
@@ -290,6 +293,8 @@ def _snapshot(repo: Path, head: str):
 @click.option("--warehouse", default=None,
               help="--runs: where runs given as source trees are built (default: "
                    "$EVALFLOW_WAREHOUSE or data/warehouse).")  # fmt: skip
+# Its git workspace (in $TMPDIR: no warehouse) goes when the command ends, however it ends.
+@throwaway_workspace()
 def lint(baseline: Path, strict: bool, repo: Path | None, head: str, all_runs: bool,
          extra_runs: tuple[Path, ...], record: bool, warehouse: str | None) -> None:  # fmt: skip
     """Warn about violations of SPEC's decomposition rules (exit 0; --strict: 1 on warnings)."""

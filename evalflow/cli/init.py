@@ -28,7 +28,7 @@ from evalflow.importers.model import (
 )
 from evalflow.importers.project import Commit, guess_base, guess_gates, guess_root, in_root
 from evalflow.io.inputs import lock_path
-from evalflow.repo.git import git, require_repo, resolve_commit
+from evalflow.repo.git import git, require_repo, resolve_commit, throwaway_workspace
 from evalflow.repo.snapshot import load_snapshot
 
 _KEY = "abcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -118,6 +118,8 @@ def render_manifest(
 @click.option("--head", default="HEAD", show_default=True, help="Commit to import from.")
 @click.option("--priority-map", default="", help="LABEL=P0|P1|P2 pairs, e.g. P1=P0,P2=P1,P3=P2.")
 @click.option("--force", is_flag=True, help="Overwrite an unfrozen draft and manifest.")
+# Its git workspace (in $TMPDIR: no warehouse) goes when the command ends, however it ends.
+@throwaway_workspace()
 def init(
     fmt: str,
     repo: Path,

@@ -20,6 +20,7 @@ from evalflow.cli.output import emit_json
 from evalflow.domain.models import BaselineAC, Check, CheckedRun, CheckedRuns
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark
+from evalflow.repo.git import throwaway_workspace
 
 if TYPE_CHECKING:
     from evalflow.judges.heuristic import CheckExplanation, ProbeMatch
@@ -55,6 +56,8 @@ def probe_group() -> None:
               "lies outside it; for the table: the whole head tree, as baseline draft "
               "--repo tried the proposals.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+# Its git workspace (in $TMPDIR: no warehouse) goes when the command ends, however it ends.
+@throwaway_workspace()
 def test(baseline: Path, check_id: str | None, repos: tuple[Path, ...], all_runs: bool,
          extra_runs: tuple[Path, ...], warehouse: str | None, heads: tuple[str, ...],
          bases: tuple[str, ...], as_json: bool) -> None:  # fmt: skip

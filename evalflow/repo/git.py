@@ -116,6 +116,7 @@ class _Workspace:
 
     pid: int
     root: Path
+    held: int  # the descriptor holding the workspace's lock
     mirrors: dict[Path, _Mirror] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -214,10 +215,10 @@ def _workspace() -> _Workspace:
             for place in {parent, Path(tempfile.gettempdir())}:
                 _remove_orphans(place)
             root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
-            # Held (never closed) until the process ends, however it ends.
+            # Held until the process ends, however it ends (or throwaway_workspace ends it).
             lock = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            ws = _Workspace(os.getpid(), root)
+            ws = _Workspace(os.getpid(), root, lock)
             for sub in ("home", "template", "mirrors", "index"):
                 (ws.root / sub).mkdir(mode=0o700)
             atexit.register(_remove_workspace, ws)
@@ -234,6 +235,35 @@ def scratch_dir(name: str) -> Path:
     path = _workspace().root / name
     path.mkdir(mode=0o700, exist_ok=True)
     return path
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def throwaway_workspace() -> Iterator[None]:
+    """Remove this process's git workspaces when the block ends, however it ends: for the
+    commands that read a repository without a warehouse (`init`, `baseline draft`, `baseline
+    lint --repo`, `probe test --repo`), whose workspace lies in the system temp directory.
+    An exception or Ctrl-C reaches the ``finally``; SIGTERM, which would skip it and the
+    ``atexit`` removal alike, is turned into ``SystemExit(143)`` while the block runs (when
+    nobody else handles it). Also a decorator (`contextmanager` gives that)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    if previous == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        if previous == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with _STATE_LOCK:
+            for key, ws in list(_STATE.items()):
+                if key[0] == os.getpid():
+                    del _STATE[key]
+                    remove_tree(ws.root)
+                    os.close(ws.held)
 
 
 def git_env() -> dict[str, str]:

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 
+from evalflow.repo import git as git_module
 from evalflow_tests.cli.test_baseline_cli import run_cli
 
 FIXTURE = Path(__file__).parents[1] / "importers" / "fixtures" / "spec-kit"
@@ -241,3 +248,53 @@ def test_every_claude_command_without_a_key_is_the_same_one_line_exit_2(
         assert where.startswith("error: --") and message, line
         messages.add(message)
     assert len(messages) == 1  # the same words, only the option named differs
+
+
+def test_commands_without_a_warehouse_leave_no_git_workspace_in_tmpdir(
+    make_repo, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each command that reads a repository without a warehouse removes its git workspace
+    (in $TMPDIR) when it ends — having succeeded or failed — not only when the process exits."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    repo, out = _repo(make_repo), tmp_path / "bench"
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(git_module, "_WORK_ROOT", [])  # no earlier test's warehouse
+    monkeypatch.setattr(git_module, "_STATE", {})
+    baseline = str(out / "_ac-baseline.yaml")
+    commands = [
+        (0, ["init", "--from", "spec-kit", str(repo), "--benchmark", "pantry", "--out", str(out)]),
+        (0, ["baseline", "lint", baseline, "--repo", str(repo)]),
+        (2, ["baseline", "lint", baseline, "--repo", str(repo), "--head", "no-such-commit"]),
+        (0, ["probe", "test", baseline, "US1-AC1-I1", "--repo", str(repo)]),
+        (0, ["baseline", "draft", str(out / "prd.md"), "--out", str(tmp_path / "d.yaml"),
+             "--benchmark", "pantry", "--repo", str(repo)]),
+    ]  # fmt: skip
+    for expected, args in commands:
+        code, _, err = run_cli(capsys, *args)
+        assert code == expected, (args, err)
+        assert list(temp.iterdir()) == [], args
+
+
+def test_a_terminated_command_removes_its_git_workspace(make_repo, tmp_path: Path) -> None:
+    """SIGTERM skips atexit: throwaway_workspace turns it into SystemExit, so the workspace
+    goes anyway."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    repo = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    code = (
+        "import sys, time; from pathlib import Path\n"
+        "from evalflow.repo.git import resolve_commit, throwaway_workspace\n"
+        "with throwaway_workspace():\n"
+        "    resolve_commit(Path(sys.argv[1]), 'head'); print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join(sys.path)}
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(repo)], env=env, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        assert list(temp.iterdir()) != []
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert list(temp.iterdir()) == []
