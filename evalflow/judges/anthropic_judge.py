@@ -64,8 +64,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeVar, Unpack
@@ -288,6 +289,8 @@ class CircuitBreaker:
         self._last_ok = clock()
         self._tripped_at = 0.0
         self.tripped: str | None = None
+        self._probe = threading.Lock()
+        self._answered = False
 
     def _trip(self, reason: str) -> None:
         if self.tripped is None:
@@ -346,6 +349,25 @@ class CircuitBreaker:
                 fix="check the API key, quota and network, then rerun (answers so far are "
                 f"cached){shared}",
             )
+
+    @contextmanager
+    def first_call(self) -> Iterator[None]:
+        """Until the endpoint has answered once in this process, one call at a time: a wrong
+        key or endpoint then costs one request per process instead of one per thread (the
+        waiting calls see the trip before sending). Afterwards calls pass straight through."""
+        if self._answered:
+            yield
+            return
+        with self._probe:
+            self.check()
+            try:
+                yield
+            except Exception as exc:
+                if _fatal(exc):
+                    with self._lock:
+                        self._trip(failure_reason(exc))
+                raise
+            self._answered = True
 
     def success(self) -> None:
         with self._lock:
@@ -869,7 +891,8 @@ class ClaudeClient:
             self.limiter.acquire()
             reserved = self.budget.reserve(estimate)
             try:
-                raw = self.client.messages.with_raw_response.create(**params)
+                with self.breaker.first_call():
+                    raw = self.client.messages.with_raw_response.create(**params)
                 response = _message_body(raw)
             except BaseException as exc:
                 lost = _lost_after_sending(exc) or isinstance(exc, MalformedResponseError)
