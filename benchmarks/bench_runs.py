@@ -90,7 +90,19 @@ def baseline_tree(rev: str, into: Path) -> Path | None:
     """The baseline revision's `evalflow` and test helpers, or None without its history."""
     archive = into / "baseline.tar"
     made = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "evalflow", "evalflow_tests"],
+        [
+            "git",
+            "-C",
+            str(ROOT),
+            "archive",
+            "-o",
+            str(archive),
+            rev,
+            "evalflow",
+            "evalflow_tests",
+            "docs",
+            "schemas",
+        ],
         capture_output=True,
         check=False,
     )

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from evalflow.errors import InputError
+from evalflow.io import settings
 from evalflow.pipeline import orchestrate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +81,33 @@ def test_six_first_commands_at_once_on_a_fresh_home(mini: Path, tmp_path: Path) 
     assert [code for code, _ in results] == [0] * 6, [err for _, err in results]
     inst = orchestrate.instance(str(root))
     assert sorted(inst.get_dynamic_partitions("evaluations")) == [f"mini.f{i}.r1" for i in range(6)]
+
+
+@pytest.mark.slow
+def test_a_bad_run_among_three_never_sinks_the_others(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three runs in one command, the middle one refused (head is its base commit): the
+    other two are evaluated and stored, the bad one is reported with its own line, and the
+    ranking covers the two."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    good = yaml.safe_load((mini / "runs" / "good.yaml").read_text())
+    bad = mini / "runs" / "bad.yaml"
+    bad.write_text(yaml.safe_dump({**good, "framework": "bad", "head": "base"}))
+    root = str(tmp_path / "wh")
+    names = ("good.yaml", "partial.yaml", "bad.yaml")
+    keys = orchestrate.register(root, [mini / "runs" / name for name in names])
+    outcomes = orchestrate.materialize(root, keys)
+    assert [(o.partition, o.success) for o in outcomes] == [
+        ("mini.good.r1", True),
+        ("mini.partial.r1", True),
+        ("mini.bad.r1", False),
+        ("rank_runs", True),
+    ]
+    assert "changed nothing" in outcomes[2].error
+    wh = settings.warehouse(root)
+    assert [wh.has("final_score", k) for k in keys] == [True, True, False]
+    assert sorted(wh.read("leaderboard")["run_key"]) == ["mini.good.r1", "mini.partial.r1"]
+    error = orchestrate.failures_error(outcomes)
+    assert error is not None and "1 of 4 run(s) failed" in error.one_line()
+    assert "the other runs were stored" in error.one_line()
