@@ -49,9 +49,7 @@ def suite_runs(judges: dict[str, str] | None = None) -> list[dict]:
                         "framework": framework,
                         "final": final,
                         "ranked": not incomplete,
-                        "not_ranked_reason": "incomplete: 1 checks unscored"
-                        if incomplete
-                        else None,
+                        "not_ranked_reason": "incomplete: 1 check unscored" if incomplete else None,
                         "complete": not incomplete,
                         "judge_id": judges.get(key, "heuristic"),
                         "judge_prompt_version": "heuristic-4",

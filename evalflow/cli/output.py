@@ -1,6 +1,9 @@
 """Terminal output shared by the commands: tables (rich), JSON and CSV, progress on stderr.
 
-Tables fit the terminal by wrapping; off a terminal they keep their natural width.
+Tables fit the terminal by wrapping; off a terminal they keep their natural width. The
+leaderboards are compact by default (`emit_table(compact=True)`: borderless, narrow cells, the long
+texts as notes below the table wrapped to the width), so they fit 100 columns on a terminal
+and off it alike; `--wide` prints every column.
 
 Scores in tables and Markdown are printed with the one rounding rule of every surface,
 half up from the exact value (`evalflow.domain.rounding.format_half_up`): a stored 5/8 prints
@@ -16,10 +19,12 @@ import csv
 import io
 import json
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -84,6 +89,7 @@ def emit_table(
     title: str | None = None,
     console: Console | None = None,
     rounded: frozenset[str] | None = None,
+    compact: bool = False,
 ) -> None:
     """A table that fits a terminal by wrapping cells (headers too), never by eliding them.
     `rounded`: the columns whose numbers are rounded (default: every column).
@@ -91,8 +97,13 @@ def emit_table(
     Off a terminal (a pipe, a file, a CI log) there is no width to fit, so the table is printed
     at its natural width: rich would otherwise squeeze it to an assumed 80 columns and cut
     every header to "benc…". `--csv`/`--json` are the formats meant for pipes.
+
+    `compact`: no outer or vertical borders, one space of padding shared by neighbouring
+    cells (the box-drawn table spends 3 columns per cell on its rules and padding).
     """
-    table = Table(title=title, show_lines=False, header_style="bold")
+    style = {"box": box.SIMPLE_HEAD, "pad_edge": False, "collapse_padding": True,
+             "show_edge": False, "title_justify": "left"} if compact else {}  # fmt: skip
+    table = Table(title=title, show_lines=False, header_style="bold", **style)
     for column in columns:
         table.add_column(column, overflow="fold")
     keep = [rounded is None or c in rounded for c in columns]
@@ -104,6 +115,17 @@ def emit_table(
         natural = console.measure(table, options=console.options.update_width(10**6)).maximum
         console = Console(file=console.file, width=max(natural, console.width))
     console.print(table)
+
+
+def emit_notes(lines: Sequence[str], console: Console | None = None) -> None:
+    """The notes under a compact table, each wrapped to the console's width (a terminal's,
+    else COLUMNS, else 80); a path or other unbreakable word is never split."""
+    width = (console or Console()).width
+    for line in lines:
+        wrapped = textwrap.wrap(
+            line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        click.echo("\n".join(wrapped))
 
 
 def emit_markdown(

@@ -12,6 +12,7 @@ from evalflow.cli.output import (
     emit_csv,
     emit_json,
     emit_markdown,
+    emit_notes,
     emit_table,
     records,
     stderr,
@@ -188,6 +189,14 @@ def _materialize(
     return outcomes
 
 
+wide_option = click.option(
+    "--wide",
+    is_flag=True,
+    help="Every column of the tables, full gate errors included (lines may run long); the "
+    "default is a compact view that fits 100 columns.",
+)
+
+
 def force_option(command):
     return click.option(
         "--force",
@@ -203,8 +212,13 @@ GATES_SUMMARY = """(SELECT string_agg(g.gate || ' ' || g.status || CASE WHEN g.s
     WHEN 'unit' THEN 3 ELSE 4 END)
   FROM gates g WHERE g.run_key = {alias}.run_key)"""
 
+# Each gate's status, for the compact view's pass/fail summary.
+GATES_STATUS = """(SELECT string_agg(g.gate || '=' || g.status, ',' ORDER BY g.gate)
+  FROM gates g WHERE g.run_key = {alias}.run_key)"""
+
 LEADERBOARD_SQL = f"""
-SELECT l.*, r.report_path, {GATES_SUMMARY.format(alias="l")} AS gates
+SELECT l.*, r.report_path, {GATES_SUMMARY.format(alias="l")} AS gates,
+       {GATES_STATUS.format(alias="l")} AS gate_status
 FROM leaderboard l LEFT JOIN report r USING (run_key)
 {{where}}
 ORDER BY l.benchmark, l.comparability_key, l.ranked DESC, l.rank, l.final_upper DESC, l.run_key
@@ -232,11 +246,12 @@ def _short_path(path: str | None) -> str | None:
         return path
 
 
-def _rating_cell(r: dict, rows: list[tuple], columns: list[str]) -> str:
+def _rating_cell(r: dict, rows: list[tuple], columns: list[str], compact: bool = False) -> str:
     """The Bradley–Terry rating and its 95 % CI. A zero-width bootstrap CI means every
     resample gave the same rating: the matches separate the players completely, so the
     rating is bounded only by the fit's prior and the interval is one-sided (unbounded above
-    for the player that never lost, below for the one that never won), never "2689–2689"."""
+    for the player that never lost, below for the one that never won), never "2689–2689".
+    `compact` leaves the explanation to the table's notes."""
     if r["rating"] is None:
         return "—"
     low, high = r["rating_ci_low"], r["rating_ci_high"]
@@ -252,6 +267,8 @@ def _rating_cell(r: dict, rows: list[tuple], columns: list[str]) -> str:
     ]
     above = r["rating"] >= sum(others) / len(others)
     side = f"≥ {low:.0f}" if above else f"≤ {high:.0f}"
+    if compact:
+        return f"{r['rating']:.0f} ({side})"
     return f"{r['rating']:.0f} ({side}, unbounded: complete separation)"
 
 
@@ -323,13 +340,85 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
     return headers, out
 
 
-def _group_title(r: dict) -> str:
-    """What the runs of one table were ranked within (never a silent mix of judges)."""
+# The compact view's short forms of `_gap_cell`.
+GAP_SHORT = {"within noise": "noise", "not separated (rating CIs overlap)": "CIs overlap"}
+
+LEADERBOARD_KEY = (
+    "#: by Adjusted Final where a gate failed (Final halved), else Final. BT rating: "
+    "Bradley–Terry from per-check matches (ignores gates), 95% CI; ≥/≤: complete separation, "
+    "the CI is unbounded on that side. gap to the next rank: noise = within judge noise, "
+    "CIs overlap = ratings not separated. gates: ✓ passed, ✗ failed; their output is in the "
+    "reports."
+)
+
+
+def _gates_short(status: str | None) -> str:
+    """The gates as a short pass/fail summary: failed gates by name, the others counted by
+    status (the full errors are in the report)."""
+    if not status:
+        return "—"
+    by_status: dict[str, list[str]] = {}
+    for item in status.split(","):
+        gate, _, state = item.partition("=")
+        by_status.setdefault(state, []).append(gate)
+    parts = []
+    if "fail" in by_status:
+        parts.append("✗ " + ",".join(by_status.pop("fail")))
+    if "pass" in by_status:
+        parts.append(f"✓ {len(by_status.pop('pass'))}")
+    parts += [f"{len(gates)} {state}" for state, gates in sorted(by_status.items())]
+    return ", ".join(parts)
+
+
+def _compact_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[list], list[str]]:
+    """The default terminal view: the narrow columns of `_leaderboard_rows` (a 100-column
+    terminal shows each run on one line), why a run is not ranked as a note below."""
+    from evalflow.domain.rounding import format_half_up as num
+
+    headers = ["#", "framework", "run", "Final", "Adj.", "95% CI", "BT rating", "cost $",
+               "gap", "gates"]  # fmt: skip
+    out, notes = [], []
+    for values in rows:
+        r = dict(zip(columns, values, strict=True))
+        final = num(r["final"])
+        if not r["ranked"]:
+            final = r["not_ranked_reason"].split(":")[0]
+            note = f"{r['run_key']} is not ranked — {r['not_ranked_reason']}"
+            if not r["complete"]:
+                note += f" (Final between {num(r['final_lower'])} and {num(r['final_upper'])})"
+            notes.append(note)
+        ci = "—" if r["final_ci_low"] is None else (
+            f"{num(r['final_ci_low'])}–{num(r['final_ci_high'])}"
+        )  # fmt: skip
+        gap = _gap_cell(r, rows, columns)
+        out.append([
+            "—" if r["rank"] is None else r["rank"], r["framework"],
+            r["run_key"].rsplit(".", 1)[-1], final, num(r["adjusted_final"]), ci,
+            _rating_cell(r, rows, columns, compact=True), num(r["total_cost_usd"]),
+            GAP_SHORT.get(gap, gap), _gates_short(r["gate_status"]),
+        ])  # fmt: skip
+    return headers, out, notes
+
+
+def _judge_text(r: dict) -> str:
     judge = r["judge_id"]
     if r["judge_model"] and r["judge_model"] not in judge:
         judge += f" ({r['judge_model']})"
     if r["judge_prompt_version"]:
         judge += f", prompt {r['judge_prompt_version']}"
+    return judge
+
+
+def _compact_title(r: dict) -> str:
+    return (
+        f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
+        f"judge {_judge_text(r)}"
+    )
+
+
+def _group_title(r: dict) -> str:
+    """What the runs of one table were ranked within (never a silent mix of judges)."""
+    judge = _judge_text(r)
     return (
         f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
         f"judge {judge} (comparability key {r['comparability_key']}); # orders by Adjusted "
@@ -337,9 +426,12 @@ def _group_title(r: dict) -> str:
     )
 
 
-def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> None:
+def _print_leaderboard(
+    columns: list[str], rows: list[tuple], output: str, wide: bool = False
+) -> None:
     """JSON: every row. Table/Markdown: one table per ranking group (benchmark and
-    comparability key), ranked runs first, then the runs that are not ranked."""
+    comparability key), ranked runs first, then the runs that are not ranked. The terminal
+    table is compact unless `wide` (Markdown is always wide: a document has no width)."""
     if output == "json":
         emit_json(records(columns, rows))
         return
@@ -347,13 +439,25 @@ def _print_leaderboard(columns: list[str], rows: list[tuple], output: str) -> No
     for row in rows:
         r = dict(zip(columns, row, strict=True))
         groups.setdefault((r["benchmark"], r["comparability_key"]), []).append(row)
+    notes: list[str] = []
     for group in groups.values():
+        first = dict(zip(columns, group[0], strict=True))
+        if output == "table" and not wide:
+            headers, table, unranked = _compact_rows(columns, group)
+            emit_table(headers, table, title=_compact_title(first), compact=True)
+            notes += unranked
+            continue
         headers, table = _leaderboard_rows(columns, group)
-        title = _group_title(dict(zip(columns, group[0], strict=True)))
         if output == "md":
-            emit_markdown(headers, table, title)
+            emit_markdown(headers, table, _group_title(first))
         else:
-            emit_table(headers, table, title=title)
+            emit_table(headers, table, title=_group_title(first))
+    if output == "table" and not wide:
+        paths = [dict(zip(columns, v, strict=True))["report_path"] for v in rows]
+        # reports/<benchmark>/<file>: the folder above the benchmarks' folders
+        folders = sorted({_short_path(str(Path(p).parent.parent)) for p in paths if p})
+        where = f"Reports (Markdown and HTML) under {', '.join(folders)}. " if folders else ""
+        emit_notes([*notes, LEADERBOARD_KEY, f"{where}Every column: --wide or --json."])
 
 
 SIDE_METRICS_SQL = """
@@ -373,12 +477,40 @@ ORDER BY m.benchmark, m.framework, m.run
 """
 
 
-def _print_side_metrics(root: str, run_keys: list[str]) -> None:
-    """E, S, R, D and the gates of each run: beside Final, never folded into it."""
+def _print_side_metrics(root: str, run_keys: list[str], wide: bool = False) -> None:
+    """E, S, R, D and the gates of each run: beside Final, never folded into it. Compact
+    unless `wide`: one run column, short headers, no gates (the leaderboard has them), and
+    why E is NULL as a note."""
+    from evalflow.domain.rounding import format_half_up
+
     keys = ", ".join("'" + k.replace("'", "") + "'" for k in run_keys)
     sql = SIDE_METRICS_SQL.format(keys=keys, gates=GATES_SUMMARY.format(alias="m"))
     columns, rows = run_query(settings.warehouse(root), sql)
-    emit_table(columns, rows, title="Side metrics (beside Final, never in it)")
+    title = "Side metrics (beside Final, never in it)"
+    key = (
+        "E rec/prec/just/pool: elicitation recall, precision, justified share, pooled recall; "
+        "D ok: every P0 main path has a Necessary test; R: robustness (extra tests, weighted)."
+    )
+    if wide:
+        emit_table(columns, rows, title=title)
+        return
+
+    def num(value: float | None) -> str:
+        return "—" if value is None else format_half_up(value)
+
+    table, notes = [], []
+    for values in rows:
+        r = dict(zip(columns, values, strict=True))
+        run = f"{r['benchmark']}.{r['framework']}.{r['run']}"
+        table.append([run, r["scope"], num(r["e_recall"]), num(r["e_precision"]),
+                      num(r["e_justified"]), num(r["pooled_recall"]),
+                      "—" if r["d_healthy"] is None else ("yes" if r["d_healthy"] else "no"),
+                      num(r["r"])])  # fmt: skip
+        if r["e_null_because"]:
+            notes.append(f"E of {run}: {r['e_null_because']}")
+    headers = ["run", "scope S", "E rec", "E prec", "E just", "E pool", "D ok", "R"]
+    emit_table(headers, table, title=title, compact=True)
+    emit_notes([*notes, key])
 
 
 def _exit_on_failures(outcomes: list[orchestrate.Outcome]) -> None:
@@ -464,6 +596,7 @@ def materialize(
 @judge_options
 @gate_options
 @force_option
+@wide_option
 @warehouse_option
 @json_option
 def score(
@@ -475,6 +608,7 @@ def score(
     rerun_gates: bool,
     require_isolation: bool,
     force: bool,
+    wide: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
@@ -496,7 +630,7 @@ def score(
         f"WHERE run_key = '{key}' ORDER BY story_id",
     )
     emit_table(story_cols, story_rows, title=f"Roll-up — {key}")
-    _print_leaderboard(columns, rows, "table")
+    _print_leaderboard(columns, rows, "table", wide)
 
 
 @click.command()
@@ -508,6 +642,7 @@ def score(
     show_default=True,
     help="Runs evaluated concurrently.",
 )
+@wide_option
 @warehouse_option
 @json_option
 def demo(
@@ -516,6 +651,7 @@ def demo(
     labels: Path | None,
     rejudge: str | None,
     workers: int,
+    wide: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
@@ -545,27 +681,41 @@ def demo(
     _exit_on_failures(outcomes)
     if has_suite and not as_json:
         suite, report = _suite_report(root, DEMO_SUITE)
-        _print_suite(suite, report, "table")
+        _print_suite(suite, report, "table", wide)
     columns, rows = _leaderboard(root, None, keys)
-    _print_leaderboard(columns, rows, "json" if as_json else "table")
+    _print_leaderboard(columns, rows, "json" if as_json else "table", wide)
     if not as_json:
-        _print_side_metrics(root, keys)
-        plugin_cols, plugin_rows = run_query(
-            settings.warehouse(root),
-            # runs of one framework share its skills folder: one row per distinct score
-            "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
-            "c.confidence_basis, count(DISTINCT run_key) AS runs "
-            "FROM plugin_composite c JOIN run_manifest m USING (run_key) "
-            "GROUP BY ALL ORDER BY m.framework, c.skill",
-        )
-        emit_table(
-            plugin_cols,
-            plugin_rows,
-            title="PluginEval — the frameworks' own skills (Monte Carlo layer simulated offline)",
-        )
-    if not as_json:
+        _print_side_metrics(root, keys, wide)
+        _print_plugin_scores(root, wide)
         catalog = settings.warehouse(root).workdir / "evalflow.duckdb"
-        click.echo(f'Tables: evalflow query "SHOW TABLES"  ·  DuckDB catalog: {catalog}')
+        emit_notes(['Tables: evalflow query "SHOW TABLES"', f"DuckDB catalog: {catalog}"])
+
+
+def _print_plugin_scores(root: str, wide: bool) -> None:
+    """PluginEval's score of each framework's own skills; compact unless `wide`: the
+    anti-patterns counted, named in a note."""
+    plugin_cols, plugin_rows = run_query(
+        settings.warehouse(root),
+        # runs of one framework share its skills folder: one row per distinct score
+        "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
+        "c.confidence_basis, count(DISTINCT run_key) AS runs "
+        "FROM plugin_composite c JOIN run_manifest m USING (run_key) "
+        "GROUP BY ALL ORDER BY m.framework, c.skill",
+    )
+    title = "PluginEval — the frameworks' own skills (Monte Carlo layer simulated offline)"
+    if wide:
+        emit_table(plugin_cols, plugin_rows, title=title)
+        return
+    table, notes = [], []
+    for framework, skill, composite, grade, badge, anti, basis, runs in plugin_rows:
+        found = [a for a in (anti or "").split(",") if a]
+        table.append([framework, skill, composite, grade, badge, len(found), basis, runs])
+        if found:
+            notes.append(f"Anti-patterns of {framework}/{skill}: {', '.join(found)}")
+    headers = ["framework", "skill", "composite", "grade", "badge", "anti-patterns", "basis",
+               "runs"]  # fmt: skip
+    emit_table(headers, table, title=title, compact=True)
+    emit_notes(notes)
 
 
 @click.command()
@@ -642,7 +792,40 @@ def _suite_rows(rating) -> tuple[list[str], list[list]]:
     return headers, out
 
 
-def _print_suite(suite, report, output: str) -> None:
+def _compact_suite_rows(rating) -> tuple[list[str], list[list]]:
+    """The default terminal view of `_suite_rows`: no spreads (SD) or cost per Final point,
+    and the Adjusted column only when a framework has an adjusted run."""
+    from evalflow.domain.rounding import format_half_up
+
+    adjusted = bool(rating["n_adjusted"].fillna(0).astype(int).any())
+    headers = ["#", "framework", "BT rating", "mean Final", *(["mean Adj."] * adjusted),
+               "runs", "$/run", "gap"]  # fmt: skip
+    out = []
+    for r in rating.to_dict("records"):
+        gap = {True: "noise", False: "beyond noise"}.get(r["gap_to_next_within_run_noise"], "")
+        adj = [
+            _ci(r["mean_effective_final"], r["mean_effective_ci_low"], r["mean_effective_ci_high"])
+            + f" {r['n_adjusted']}/{r['n_runs']}"
+            if r["n_adjusted"]
+            else "—"
+        ]
+        out.append([
+            r["rank"], r["framework"],
+            f"{r['rating']:.0f} ({r['rating_ci_low']:.0f}–{r['rating_ci_high']:.0f})",
+            _ci(r["mean_final"], r["mean_final_ci_low"], r["mean_final_ci_high"]),
+            *(adj * adjusted), r["n_runs"], format_half_up(r["cost_per_run_usd"]), gap,
+        ])  # fmt: skip
+    return headers, out
+
+
+SUITE_KEY = (
+    "BT rating: framework Bradley–Terry rating, 95% cluster-bootstrap CI. mean Final with its "
+    "CI{adj}. gap to the next framework: noise = within run-to-run noise. Spreads (run-to-run, "
+    "judge, PRD SD) and $/Final point: --wide."
+)
+
+
+def _print_suite(suite, report, output: str, wide: bool = False) -> None:
     """Framework rows of one suite, then the runs it left out and why."""
     from evalflow.domain.rounding import format_half_up
 
@@ -673,10 +856,26 @@ def _print_suite(suite, report, output: str) -> None:
         f"{report.n_samples}-sample cluster bootstrap (PRDs, then runs), seed {report.seed} · "
         f"separability {separable}"
     )
-    headers, table = _suite_rows(report.rating)
     left = [list(r) for r in report.left_out[["benchmark", "run_key", "reason"]].itertuples(
         index=False
     )]  # fmt: skip
+    if output == "table" and not wide:
+        headers, table = _compact_suite_rows(report.rating)
+        title = (
+            f"Suite leaderboard — {suite.name} ({', '.join(suite.weights)}) · judge {judge} · "
+            f"separability {separable}"
+        )
+        emit_table(headers, table, title=title, compact=True)
+        adj = "; mean Adj.: Adjusted Final where a gate failed, adjusted runs/all" * (
+            "mean Adj." in headers
+        )
+        notes = [
+            f"{report.n_samples}-sample cluster bootstrap (PRDs, then runs), seed {report.seed}. "
+            + SUITE_KEY.format(adj=adj)
+        ]
+        emit_notes(notes + [f"Left out: {run} ({bench}) — {why}" for bench, run, why in left])
+        return
+    headers, table = _suite_rows(report.rating)
     if output == "md":
         emit_markdown(headers, table, title)
         if left:
@@ -712,6 +911,7 @@ def _print_suite_plots(root: str, suite, report) -> None:
     help="Terminal table, Markdown, or JSON (every column).",
 )
 @click.option("--plots", is_flag=True, help="Also list the plot files (PNG and SVG).")
+@wide_option
 @warehouse_option
 @json_option
 def leaderboard(
@@ -719,6 +919,7 @@ def leaderboard(
     suite: str | None,
     output: str,
     plots: bool,
+    wide: bool,
     warehouse: str | None,
     as_json: bool,
 ) -> None:
@@ -731,7 +932,7 @@ def leaderboard(
         if benchmark:
             raise InputError("--suite and --benchmark exclude each other", fix="pass one")
         loaded, report = _suite_report(root, suite)
-        _print_suite(loaded, report, "json" if as_json else output)
+        _print_suite(loaded, report, "json" if as_json else output, wide)
         if plots:
             _print_suite_plots(root, loaded, report)
         return
@@ -741,7 +942,7 @@ def leaderboard(
     columns, rows = _leaderboard(root, benchmark)
     if not rows:
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
-    _print_leaderboard(columns, rows, "json" if as_json else output)
+    _print_leaderboard(columns, rows, "json" if as_json else output, wide)
     if plots:
         where = f"WHERE benchmark = '{benchmark.replace(chr(39), '')}'" if benchmark else ""
         plot_cols, plot_rows = run_query(

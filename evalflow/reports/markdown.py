@@ -68,16 +68,20 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def report_filename(prd: PRD, benchmark: str, run_key: str, now: datetime | None = None) -> str:
-    """`<priority>-<slug>-<UTC timestamp>-<run_key>.md`.
+def report_filename(prd: PRD, run_key: str, now: datetime | None = None) -> str:
+    """`<priority>-<prd-slug>-<UTC timestamp>-<run_key>.md` (SPEC §1 Report: named after the
+    story/PRD, not the benchmark).
 
-    A run's report covers every story, so the slug is the benchmark's and the priority is
-    the highest one present; the run key keeps parallel runs from colliding in one second.
+    A run's report covers every story of the PRD, so the slug is the PRD title's (without its
+    "PRD:" prefix, at most 48 characters, cut at a word) and the priority is the highest one
+    present; the run key keeps parallel runs from colliding in one second.
     """
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     top = min((s.priority for s in prd.stories), default="P0")
-    slug = re.sub(r"[^a-z0-9]+", "-", benchmark.lower()).strip("-") or "benchmark"
-    return f"{top}-{slug}-{stamp}-{run_key}.md"
+    slug = re.sub(r"[^a-z0-9]+", "-", _prd_title(prd.title).lower()).strip("-")
+    if len(slug) > 48:
+        slug = slug[:49].rsplit("-", 1)[0]
+    return f"{top}-{slug or 'prd'}-{stamp}-{run_key}.md"
 
 
 def _majority_verdicts(inp: ReportInput) -> pd.DataFrame:
@@ -426,7 +430,8 @@ def render_report(inp: ReportInput) -> str:
     calls = int(inp.verdicts["api_calls"].sum())
     if calls:
         lines.append(
-            f"Judge spend: ${inp.verdicts['cost_usd'].sum():.4f} over {calls} API calls "
+            f"Judge spend: ${inp.verdicts['cost_usd'].sum():.4f} over {calls} API "
+            f"call{'' if calls == 1 else 's'} "
             f"({int(inp.verdicts['cache_read_tokens'].sum())} input tokens from the prompt cache)."
         )
     gaps = _gap_impacts(inp, "UNMET")
@@ -493,7 +498,8 @@ def render_report(inp: ReportInput) -> str:
                 f"(w = {PRIORITY_WEIGHTS[story.priority]}). The weight table itself is unchanged."
             )
     lines += [f"- {a}" for a in assumptions] or ["- none"]
-    lines += ["", f"## Diff surface ({len(inp.diff)} files, base..head)", ""]
+    n_files = len(inp.diff)
+    lines += ["", f"## Diff surface ({n_files} file{'' if n_files == 1 else 's'}, base..head)", ""]
     for row in inp.diff.itertuples(index=False):
         counts = (
             "binary" if row.binary else f"+{_count(row.added_lines)}/-{_count(row.deleted_lines)}"

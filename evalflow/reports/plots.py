@@ -1,4 +1,5 @@
-"""Leaderboard plots: rating forest plot, Final-vs-cost Pareto plot, per-story heat map.
+"""Leaderboard plots: rating forest plot, Final-vs-cost Pareto plot, per-story and per-AC
+heat maps.
 
 Each function writes `<stem>.png` and `<stem>.svg` into a given directory and returns both
 paths. Rendering never touches pyplot or the global backend: every figure is a plain
@@ -14,6 +15,7 @@ Cell labels use the one rounding rule (`evalflow.domain.rounding.format_half_up`
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,6 +71,13 @@ def _save(figure: Figure, out_dir: Path, stem: str) -> PlotFiles:
         figure.savefig(files.png, format="png", metadata=_PNG_METADATA)
         figure.savefig(files.svg, format="svg", metadata=_SVG_METADATA)
     return files
+
+
+def markdown_image(png: Path, alt: str) -> str:
+    """A PNG as a Markdown image with the bytes inline (a data URI): how the Dagster UI shows a
+    plot in an asset's metadata (`MetadataValue.md`), as it has no image metadata type."""
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    return f"![{alt}](data:image/png;base64,{data})"
 
 
 def _note_omitted(figure: Figure, omitted: Sequence[str]) -> None:
@@ -128,43 +137,47 @@ def pareto_plot(
     title: str | None = None,
     omitted: Sequence[str] = (),
 ) -> PlotFiles:
-    """Final against total cost (the `pareto_frontier` table), frontier highlighted.
+    """The score each run is ranked by (Adjusted Final where a gate failed, else Final)
+    against total cost (the `pareto_frontier` table), the frontier as a red step line.
 
-    Runs with unknown cost cannot be placed on the cost axis; they are named in a note, as
-    are the `omitted` runs (not ranked).
+    With `final_ci_low`/`final_ci_high` columns each point carries its Final's 95 % CI as a
+    vertical bar (halved with the score for an adjusted run, `adjusted_final` not NULL, drawn
+    hollow). Runs are named in a legend, never by labels beside the points (those overlapped
+    where runs cost and score alike). Runs with unknown cost cannot be placed on the cost
+    axis; they are named in a note, as are the `omitted` runs (not ranked).
     """
     _require(
         frontier,
         ("run_key", "final", "total_cost_usd", "cost_known", "on_frontier"),
         "cost table",
     )
-    known = frontier[frontier["cost_known"].astype(bool)]
-    on = known[known["on_frontier"].astype(bool)].sort_values("total_cost_usd")
-    off = known[~known["on_frontier"].astype(bool)]
+    known = frontier[frontier["cost_known"].astype(bool)].sort_values(["total_cost_usd", "run_key"])
+    on = known[known["on_frontier"].astype(bool)]
     unknown = frontier.loc[~frontier["cost_known"].astype(bool), "run_key"].astype(str)
-    with _figure(6.5, 4.5) as figure:
+    colours = mpl.colormaps["tab10"]
+    with _figure(8.0, 4.5) as figure:
         ax = figure.add_subplot()
-        ax.scatter(off["total_cost_usd"], off["final"], color=_OTHER_COLOUR, label="dominated")
-        ax.step(
-            on["total_cost_usd"],
-            on["final"],
-            where="post",
-            color=_FRONTIER_COLOUR,
-            linewidth=1.0,
-        )
-        ax.scatter(on["total_cost_usd"], on["final"], color=_FRONTIER_COLOUR, label="frontier")
-        for row in known.itertuples(index=False):
-            ax.annotate(
-                str(row.run_key),
-                (row.total_cost_usd, row.final),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=7,
-            )
+        ax.step(on["total_cost_usd"], on["final"], where="post", color=_FRONTIER_COLOUR,
+                linewidth=1.0, label="Pareto frontier")  # fmt: skip
+        for i, row in enumerate(known.to_dict("records")):
+            adjusted = not pd.isna(row.get("adjusted_final", float("nan")))
+            factor = 0.5 if adjusted else 1.0
+            low, high = row.get("final_ci_low"), row.get("final_ci_high")
+            bars = None
+            if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
+                bars = [[max(row["final"] - low * factor, 0.0)],
+                        [max(high * factor - row["final"], 0.0)]]  # fmt: skip
+            colour = colours(i % 10)
+            label = str(row["run_key"]) + (" (Adjusted)" if adjusted else "")
+            label += " ★ frontier" if row["on_frontier"] else ""
+            ax.errorbar([row["total_cost_usd"]], [row["final"]], yerr=bars,
+                        fmt="*" if row["on_frontier"] else "o", markersize=9 if row["on_frontier"]
+                        else 6, color=colour, ecolor=colour, elinewidth=1.0, capsize=3,
+                        markerfacecolor="none" if adjusted else colour, label=label)  # fmt: skip
         ax.set_xlabel("total cost (USD): framework + judge")
-        ax.set_ylabel("Final")
+        ax.set_ylabel("Final (Adjusted Final where a gate failed), 95 % CI")
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
         ax.set_title(title or "Final vs cost (Pareto frontier)")
         if len(unknown):
             ax.text(
@@ -179,6 +192,15 @@ def pareto_plot(
         return _save(figure, out_dir, stem)
 
 
+def _annotate(ax, values: np.ndarray) -> None:
+    if values.size > _HEATMAP_ANNOTATE_MAX_CELLS:
+        return
+    for (i, j), value in np.ndenumerate(values):
+        if not np.isnan(value):
+            ax.text(j, i, format_half_up(float(value)), ha="center", va="center", fontsize=7,
+                    color="white" if value < 0.5 else "black")  # fmt: skip
+
+
 def story_heatmap(
     story_scores: pd.DataFrame,
     out_dir: Path,
@@ -186,9 +208,12 @@ def story_heatmap(
     stem: str = "story_heatmap",
     title: str | None = None,
     omitted: Sequence[str] = (),
+    failed_gates: Sequence[str] = (),
 ) -> PlotFiles:
     """Runs × stories of story scores (0–1); a story a run lacks (or whose score is NULL,
-    unmeasured) is left blank. `omitted` runs (not ranked) are named in a note.
+    unmeasured) is left blank. Each story is labelled with its priority (a `priority`
+    column), each run in `failed_gates` with "gate ✗" (its Final is halved). `omitted` runs
+    (not ranked) are named in a note.
 
     Pass the roll-up's reported `story_score` (already rounded half up); the labels print it
     through the one half-up rule, which leaves a rounded value unchanged.
@@ -197,31 +222,68 @@ def story_heatmap(
     grid = story_scores.pivot_table(
         index="run_key", columns="story_id", values="story_score", aggfunc="first", sort=True
     )
+    priority = {}
+    if "priority" in story_scores:
+        priority = story_scores.drop_duplicates("story_id").set_index("story_id")["priority"]
+    x_labels = [f"{s} ({priority[s]})" if s in priority else str(s) for s in grid.columns]
+    y_labels = [f"{r}  gate ✗" if r in failed_gates else str(r) for r in grid.index]
     values = grid.to_numpy(dtype=float)
     n_runs, n_stories = values.shape
-    with _figure(1.8 + 0.6 * n_stories, 1.2 + 0.35 * n_runs) as figure:
+    with _figure(2.2 + 0.7 * n_stories, 1.3 + 0.35 * n_runs) as figure:
         ax = figure.add_subplot()
         image = ax.imshow(
             np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
         )
-        ax.set_xticks(
-            np.arange(n_stories), labels=grid.columns.astype(str).tolist(), rotation=45, ha="right"
-        )
-        ax.set_yticks(np.arange(n_runs), labels=grid.index.astype(str).tolist())
-        if values.size <= _HEATMAP_ANNOTATE_MAX_CELLS:
-            for (i, j), value in np.ndenumerate(values):
-                if not np.isnan(value):
-                    ax.text(
-                        j,
-                        i,
-                        format_half_up(float(value)),
-                        ha="center",
-                        va="center",
-                        fontsize=7,
-                        color="white" if value < 0.5 else "black",
-                    )
+        ax.set_xticks(np.arange(n_stories), labels=x_labels, rotation=45, ha="right")
+        ax.set_yticks(np.arange(n_runs), labels=y_labels)
+        _annotate(ax, values)
         figure.colorbar(image, ax=ax, label="story score")
         ax.set_title(title or "Story scores per run")
+        _note_omitted(figure, omitted)
+        return _save(figure, out_dir, stem)
+
+
+def ac_heatmap(
+    ac_scores: pd.DataFrame,
+    runs: pd.DataFrame,
+    gates: pd.DataFrame,
+    out_dir: Path,
+    *,
+    stem: str = "ac_heatmap",
+    title: str | None = None,
+    omitted: Sequence[str] = (),
+) -> PlotFiles:
+    """Acceptance criteria × framework runs of AC scores (the `ac_score` table): each AC
+    labelled with its priority (P2 weighs 0 in Final), each run "<framework> <run>" with
+    "gate ✗" when a gate failed (a confirmed ✗ halves its Final); an unmeasured score (NULL)
+    is blank, never 0. `runs` maps run_key → framework; `gates` is the gates table."""
+    _require(ac_scores, ("run_key", "ac_id", "priority", "ac_score"), "AC table")
+    _require(runs, ("run_key", "framework"), "run table")
+    grid = ac_scores.pivot_table(
+        index="ac_id", columns="run_key", values="ac_score", aggfunc="first", sort=True,
+        dropna=False,
+    )  # fmt: skip
+    priority = ac_scores.drop_duplicates("ac_id").set_index("ac_id")["priority"]
+    framework = runs.set_index("run_key")["framework"]
+    failed = set(gates.loc[gates["status"] == "fail", "run_key"]) if len(gates) else set()
+    x_labels = [
+        f"{framework.get(r, r)} {str(r).rsplit('.', 1)[-1]}" + ("  gate ✗" if r in failed else "")
+        for r in grid.columns
+    ]
+    y_labels = [f"{ac} ({priority[ac]}{', w = 0' if priority[ac] == 'P2' else ''})"
+                for ac in grid.index]  # fmt: skip
+    values = grid.to_numpy(dtype=float)
+    n_acs, n_runs = values.shape
+    with _figure(3.0 + 0.75 * n_runs, 1.4 + 0.3 * n_acs) as figure:
+        ax = figure.add_subplot()
+        image = ax.imshow(
+            np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
+        )
+        ax.set_xticks(np.arange(n_runs), labels=x_labels, rotation=45, ha="right")
+        ax.set_yticks(np.arange(n_acs), labels=y_labels)
+        _annotate(ax, values)
+        figure.colorbar(image, ax=ax, label="AC score (0.6·I + 0.4·T)")
+        ax.set_title(title or "AC scores per framework run")
         _note_omitted(figure, omitted)
         return _save(figure, out_dir, stem)
 

@@ -110,18 +110,26 @@ def test_trialist_r1_finals_are_pinned_and_reproducible(tmp_path: Path, capsys) 
 
 
 @pytest.fixture(scope="module")
-def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole demo, run once for the module (every manifest of the demo suite)."""
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The whole demo, run once for the module (every manifest of the demo suite), off a
+    terminal in a 100-column environment: (warehouse, what it printed)."""
     root = tmp_path_factory.mktemp("demo") / "wh"
     out, err = io.StringIO(), io.StringIO()
     with (
+        pytest.MonkeyPatch.context() as env,
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
         pytest.raises(SystemExit) as done,
     ):
+        env.setenv("COLUMNS", "100")
         main(["demo", "--workers", "2", "--warehouse", str(root)])
     assert done.value.code in (0, None), err.getvalue()[-2000:]
-    return root
+    return root, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def demo_root(demo_run: tuple[Path, str]) -> Path:
+    return demo_run[0]
 
 
 def finals(root: Path) -> dict[str, tuple[float | None, float | None]]:
@@ -149,3 +157,14 @@ def test_demo_runs_are_complete_and_gates_as_designed(demo_root: Path) -> None:
         ("shortlink.kiro.r2", "e2e"),
         ("trialist.bmad.r1", "unit"),
     ]
+
+
+@pytest.mark.slow
+def test_the_demo_output_fits_100_columns(demo_run: tuple[Path, str]) -> None:
+    """Issue 27: `make demo` must show a leaderboard that fits 100 columns (it folded every
+    row in 120 columns; off a terminal its lines ran 260–800 characters)."""
+    root, out = demo_run
+    widths = sorted(len(line) for line in out.splitlines())
+    assert widths[-1] <= 100, [line for line in out.splitlines() if len(line) > 100]
+    assert "Leaderboard — trialist" in out and "Suite leaderboard — demo" in out
+    assert len(list((root / "reports").rglob("*.html"))) == 12 + 2 + 1  # runs, groups, suite

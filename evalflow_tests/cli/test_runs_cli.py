@@ -266,3 +266,34 @@ def test_clear_only_when_the_ratings_are_apart_too() -> None:
     apart = [rows[0], {**rows[1], "rating_ci_high": 1390.0}]
     assert _gap_cell(rows[0], [tuple(r.values()) for r in apart], columns) == "clear"
     assert _gap_cell({**rows[0], "within_noise_of_next": True}, values, columns) == "within noise"
+
+
+def test_gates_are_a_short_pass_fail_summary() -> None:
+    """Issue 27: the gates column held every gate's full error (lines of 260–800 characters)."""
+    from evalflow.cli.runs import _gates_short
+
+    assert _gates_short("build=pass,e2e=pass,lint=pass,unit=fail") == "✗ unit, ✓ 3"
+    assert _gates_short("build=not-run,e2e=unscored,unit=pass") == "✓ 1, 1 not-run, 1 unscored"
+    assert _gates_short(None) == "—"
+
+
+def test_the_leaderboard_fits_100_columns_unless_wide(
+    scored_demo_run: Path, monkeypatch, capsys
+) -> None:
+    """Issue 27: a 120-column terminal folded every row; off a terminal lines ran 260–800
+    characters. The default view fits 100 columns off a terminal too; --wide and --json keep
+    every column, the full gate output included."""
+    monkeypatch.setenv("COLUMNS", "100")
+    wh = ["--warehouse", str(scored_demo_run)]
+    code, out, err = run_cli(capsys, "leaderboard", *wh)
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= 100, out
+    row = next(line for line in out.splitlines() if line.startswith("1 "))
+    assert row.split()[:5] == ["1", "bmad", "r1", "0.94", "0.47"] and "✗ unit" in row, row
+    assert "Reports (Markdown and HTML) under" in out and "--wide" in out
+    code, wide, _ = run_cli(capsys, "leaderboard", "--wide", *wh)
+    assert code == 0 and "unit fail" in wide and "fully meets spec" in wide
+    code, out, _ = run_cli(capsys, "leaderboard", "--json", *wh)
+    (record,) = json.loads(out)
+    assert "unit fail" in record["gates"] and "unit=fail" in record["gate_status"]
+    assert record["report_path"] and record["comparability_key"]

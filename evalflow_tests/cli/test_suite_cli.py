@@ -42,7 +42,7 @@ def test_suite_leaderboard_json_has_framework_rows_and_left_out_runs(
     assert a["judge_sd"] is None  # no votes in this warehouse: unmeasured, not 0
     assert data["left_out"] == [
         {"benchmark": "p1", "framework": "c", "run_key": "p1.c.r1",
-         "reason": "incomplete: 1 checks unscored"}
+         "reason": "incomplete: 1 check unscored"}
     ]  # fmt: skip
     again = run_cli(
         ["leaderboard", "--suite", str(suite_file), "--json", "--warehouse", str(tmp_path / "wh")],

@@ -39,7 +39,10 @@ warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partiti
     asset="final_score",
     partitions_def=evaluations,
     blocking=True,
-    description="Σw equals the PRD's priority weights (P0 3, P1 2, P2 1); blocks the report",
+    # From the roll-up's own table: the text said "P2 1" while the roll-up weighs P2 at 0.
+    description="Σw equals the PRD's priority weights ("
+    + ", ".join(f"{p} {w}" for p, w in PRIORITY_WEIGHTS.items())
+    + "); blocks the report",
 )
 def weights_consistent(
     context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, final_score: pd.DataFrame

@@ -105,7 +105,8 @@ def not_ranked_reasons(final_score: pd.DataFrame, run_manifest: pd.DataFrame) ->
         if current.get(row.run_key) != row.fingerprint:
             reasons.append("stale: scored with older inputs than its manifest (score it again)")
         elif not row.complete:
-            reasons.append(f"incomplete: {int(row.n_unscored)} checks unscored")
+            n = int(row.n_unscored)
+            reasons.append(f"incomplete: {n} check{'' if n == 1 else 's'} unscored")
         else:
             reasons.append(None)
     return pd.Series(reasons, index=final_score["run_key"].to_numpy(), dtype="object")

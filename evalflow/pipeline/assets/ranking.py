@@ -5,8 +5,8 @@
   samples, 95 % percentile CIs, percentile and separability;
 - `final_uncertainty` / `final_pair`: per ranking group, each check redrawn from its k-run
   vote split (seeded) ⇒ a CI on every Final and P(A > B) for every pair of runs;
-- `leaderboard_plots`: rating forest plot, Final-vs-cost Pareto plot and per-story heat map
-  (PNG and SVG) per ranking group.
+- `leaderboard_plots`: rating forest plot, Final-vs-cost Pareto plot with CI bars, per-story
+  and per-AC heat maps (PNG and SVG) per ranking group, and each group's static HTML page.
 A ranking group is one benchmark and one comparability key (baseline hash, judge id, judge
 model, prompt version: `evalflow.io.evaluation.comparability`); only runs the leaderboard
 ranks enter (`rankable_runs`: complete and current — an undetermined Final is never a
@@ -29,7 +29,7 @@ from evalflow.io.inputs import load_benchmark, load_manifest
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
 from evalflow.pipeline.assets.leaderboard import GROUP_KEYS, effective_costs, rankable_runs
 from evalflow.pipeline.resources import EvalflowResource
-from evalflow.reports import plots
+from evalflow.reports import html, plots
 from evalflow.storage.tables import columns
 
 GROUP = "ranking"
@@ -145,48 +145,110 @@ def leaderboard_plots(
     leaderboard: pd.DataFrame,
     elo_bootstrap: pd.DataFrame,
     story_score: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    gates: pd.DataFrame,
+    report: pd.DataFrame,
 ) -> dg.Output:
-    """Forest plot of ratings, Final-vs-cost Pareto plot, per-story heat map (PNG + SVG), per
-    ranking group; runs that are not ranked are left out and named on the plots."""
-    root = evalflow.get_warehouse().workdir / "plots"
-    rows = []
+    """Forest plot of ratings, Final-vs-cost Pareto plot, per-story and per-AC heat maps (PNG
+    + SVG) per ranking group, and the group's static HTML page (leaderboard with CI bars, AC ×
+    run heat map, the plots inline) beside the reports; runs that are not ranked are left out
+    of the plots and named on them."""
+    workdir = evalflow.get_warehouse().workdir
+    root = workdir / "plots"
+    rows, pages = [], {}
     for (benchmark, key), group in leaderboard.groupby(GROUP_KEYS, sort=True):
         board = group[group["ranked"].astype(bool)]
-        if board.empty:
-            continue
         omitted = group.loc[~group["ranked"].astype(bool), "run_key"].astype(str).tolist()
         out_dir = root / str(benchmark) / str(key)
         made = {}
         ratings = elo_bootstrap[
             (elo_bootstrap["benchmark"] == benchmark) & (elo_bootstrap["comparability_key"] == key)
         ]
-        if not ratings.empty:
+        if not ratings.empty and not board.empty:
             made["rating_forest"] = plots.rating_forest_plot(
                 ratings, out_dir, title=f"{benchmark}: Bradley–Terry ratings, 95 % CI"
             )
-        made["final_vs_cost"] = plots.pareto_plot(
-            pareto_frontier(effective_costs(board)),
-            out_dir,
-            title=f"{benchmark}: Final (Adjusted when a gate failed) vs cost",
-            omitted=omitted,
-        )
-        stories = story_score[
-            story_score["run_key"].isin(board["run_key"]) & story_score["scored"].astype(bool)
-        ]
-        made["story_heatmap"] = plots.story_heatmap(
-            stories, out_dir, title=f"{benchmark}: story scores", omitted=omitted
-        )
+        if not board.empty:
+            made["final_vs_cost"] = plots.pareto_plot(
+                pareto_frontier(effective_costs(board)).merge(
+                    board[["run_key", "final_ci_low", "final_ci_high", "adjusted_final"]],
+                    on="run_key",
+                ),
+                out_dir,
+                title=f"{benchmark}: Final (Adjusted when a gate failed) vs cost",
+                omitted=omitted,
+            )
+            stories = story_score[
+                story_score["run_key"].isin(board["run_key"]) & story_score["scored"].astype(bool)
+            ]
+            failed = gates.loc[gates["status"] == "fail", "run_key"].astype(str).tolist()
+            made["story_heatmap"] = plots.story_heatmap(
+                stories, out_dir, title=f"{benchmark}: story scores", omitted=omitted,
+                failed_gates=failed,
+            )  # fmt: skip
+            made["ac_heatmap"] = plots.ac_heatmap(
+                ac_score[ac_score["run_key"].isin(board["run_key"])],
+                board[["run_key", "framework"]],
+                gates[gates["run_key"].isin(board["run_key"])],
+                out_dir,
+                title=f"{benchmark}: AC score per run (priority per row)",
+                omitted=omitted,
+            )
         rows += [
             {"benchmark": benchmark, "comparability_key": key, "plot": name,
              "png_path": str(f.png), "svg_path": str(f.svg)}
             for name, f in made.items()
         ]  # fmt: skip
+        pages[f"{benchmark}/{key}"] = board_page(
+            workdir / "reports" / str(benchmark), group, ac_score, gates, report, made
+        )
     frame = pd.DataFrame(rows, columns=columns("leaderboard_plots"))
-    # One link per SVG, so the UI opens each plot from the asset's page.
-    links = {
-        f"{r['benchmark']}/{r['comparability_key']}/{r['plot']}": dg.MetadataValue.path(
-            r["svg_path"]
+    # The plots as images in the asset's page (Markdown with the PNG inline: Dagster has no
+    # image metadata type), and the path of each group's HTML page.
+    metadata: dict[str, dg.MetadataValue] = {
+        f"{r['benchmark']}/{r['comparability_key']}/{r['plot']}": dg.MetadataValue.md(
+            plots.markdown_image(Path(r["png_path"]), r["plot"])
         )
         for r in rows
     }
-    return _output("leaderboard_plots", frame, links)
+    metadata |= {f"{name}/html": dg.MetadataValue.path(str(p)) for name, p in pages.items()}
+    return _output("leaderboard_plots", frame, metadata)
+
+
+def board_page(
+    folder: Path,
+    group: pd.DataFrame,
+    ac_score: pd.DataFrame,
+    gates: pd.DataFrame,
+    report: pd.DataFrame,
+    made: dict[str, plots.PlotFiles],
+) -> Path:
+    """Write one ranking group's HTML page beside its runs' reports; returns its path."""
+    first = group.iloc[0]
+    reports = report.set_index("run_key")["report_path"] if len(report) else pd.Series()
+    runs = []
+    for row in group.to_dict("records"):
+        key = row["run_key"]
+        page = Path(str(reports[key])).with_suffix(".html").name if key in reports else None
+        runs.append(
+            html.BoardRun(
+                board=row,
+                ac=ac_score[ac_score["run_key"] == key],
+                gates=gates[gates["run_key"] == key],
+                report_html=page,
+            )
+        )
+    judge = str(first["judge_id"]) + (
+        f", prompt {first['judge_prompt_version']}" if first["judge_prompt_version"] else ""
+    )
+    text = html.render_board_html(
+        f"Leaderboard — {first['benchmark']}",
+        f"Ranked within: baseline {str(first['baseline_sha256'])[:12]}, judge {judge} "
+        f"(comparability key {first['comparability_key']}).",
+        runs,
+        images={name: f.png for name, f in made.items()},
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"leaderboard-{first['comparability_key']}.html"
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,8 +1,10 @@
-"""Asset `report`: the per-run Markdown report, written under the warehouse.
+"""Asset `report`: the per-run Markdown report and its static HTML page, under the warehouse.
 
 The file name carries the UTC write time (SPEC §Report); the content does not. When the
-content of a re-materialised report is unchanged, the existing file and its row are kept,
-so re-running unchanged inputs leaves the warehouse byte-identical.
+content of a re-materialised report is unchanged, the existing files and its row are kept,
+so re-running unchanged inputs leaves the warehouse byte-identical. The asset's code version
+carries a digest of the renderers' source: after a renderer changes, an otherwise unchanged
+run's report is stale, so the next `materialize` rewrites it (and nothing else).
 """
 
 import hashlib
@@ -15,12 +17,17 @@ from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, inputs_fingerprint
 from evalflow.io.ledger import ledger_path_for, now, record_evaluation
 from evalflow.judges.family import author_unknown_note
-from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output
+from evalflow.pipeline.assets.common import CODE_VERSION, benchmark, per_run_asset, run_output
 from evalflow.pipeline.resources import EvalflowResource
+from evalflow.reports import html, markdown
+from evalflow.reports.html import render_run_html
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.storage import history
 
 REPORT_TABLE = "report"
+RENDERER_VERSION = hashlib.sha256(
+    b"".join(Path(module.__file__).read_bytes() for module in (markdown, html))
+).hexdigest()[:12]
 
 
 def _record_in_ledger(
@@ -56,7 +63,7 @@ def _record_in_ledger(
     )
 
 
-@per_run_asset()
+@per_run_asset(code_version=f"{CODE_VERSION}+report.{RENDERER_VERSION}")
 def report(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
@@ -72,50 +79,53 @@ def report(
     gates: pd.DataFrame,
     side_metrics_section: pd.DataFrame,
 ) -> dg.Output:
-    """Markdown report: result, roll-up output, I/T tables with evidence, gaps, assumptions."""
+    """Markdown report (result, roll-up output, I/T tables with evidence, gaps, assumptions)
+    and the same run as a self-contained HTML page beside it."""
     bench = benchmark(context, evalflow)
     m = run_manifest.iloc[0]
     unknown = author_unknown_note(m["judge_model"], m["author_model"])
-    text = render_report(
-        ReportInput(
-            run_key=m["run_key"],
-            framework=m["framework"],
-            benchmark=m["benchmark"],
-            prd=bench.prd,
-            baseline=bench.baseline,
-            baseline_sha256=m["baseline_sha256"],
-            fingerprint=m["fingerprint"],
-            base_sha=m["base_sha"],
-            head_sha=m["head_sha"],
-            diff=diff_surface,
-            verdicts=pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True),
-            votes=majority_vote,
-            ac=ac_score,
-            story=story_score,
-            final=final_score.iloc[0],
-            agreement=agreement(majority_vote).iloc[0],
-            judge_id=m["judge_id"],
-            judge_deterministic=bool(m["judge_deterministic"]),
-            self_preference=bool(m["self_preference"]),
-            gates=gates,
-            side_metrics=str(side_metrics_section["markdown"].iloc[0]),
-            assumptions=(unknown,) if unknown else (),
-        )
+    inputs = ReportInput(
+        run_key=m["run_key"],
+        framework=m["framework"],
+        benchmark=m["benchmark"],
+        prd=bench.prd,
+        baseline=bench.baseline,
+        baseline_sha256=m["baseline_sha256"],
+        fingerprint=m["fingerprint"],
+        base_sha=m["base_sha"],
+        head_sha=m["head_sha"],
+        diff=diff_surface,
+        verdicts=pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True),
+        votes=majority_vote,
+        ac=ac_score,
+        story=story_score,
+        final=final_score.iloc[0],
+        agreement=agreement(majority_vote).iloc[0],
+        judge_id=m["judge_id"],
+        judge_deterministic=bool(m["judge_deterministic"]),
+        self_preference=bool(m["self_preference"]),
+        gates=gates,
+        side_metrics=str(side_metrics_section["markdown"].iloc[0]),
+        assumptions=(unknown,) if unknown else (),
     )
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    text = render_report(inputs)
+    page = render_run_html(inputs)
+    digest = hashlib.sha256(f"{text}\0{page}".encode()).hexdigest()
     warehouse = evalflow.get_warehouse()
     folder = warehouse.workdir / "reports" / str(m["benchmark"])
     path = None
     if warehouse.has(REPORT_TABLE, m["run_key"]):
         previous = warehouse.read(REPORT_TABLE, m["run_key"]).iloc[0]
-        if previous["content_sha256"] == digest and (folder / previous["report_file"]).is_file():
-            path = folder / previous["report_file"]
+        kept = folder / previous["report_file"]
+        if previous["content_sha256"] == digest and kept.is_file() and html_path(kept).is_file():
+            path = kept
     if path is None:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / report_filename(bench.prd, str(m["benchmark"]), m["run_key"])
-        temp = path.with_suffix(".md.tmp")
-        temp.write_text(text, encoding="utf-8")
-        temp.replace(path)
+        path = folder / report_filename(bench.prd, m["run_key"])
+        for target, content in ((path, text), (html_path(path), page)):
+            temp = target.with_name(target.name + ".tmp")
+            temp.write_text(content, encoding="utf-8")
+            temp.replace(target)
     _record_in_ledger(
         warehouse.workdir,
         m,
@@ -142,9 +152,14 @@ def report(
         "report_path": str(path),
         "content_sha256": digest,
     }
-    return run_output(
-        REPORT_TABLE,
-        pd.DataFrame([row]),
-        run_manifest,
-        {"report": dg.MetadataValue.path(str(path))},
-    )
+    metadata = {
+        "report": dg.MetadataValue.path(str(path)),
+        "html": dg.MetadataValue.path(str(html_path(path))),
+        "preview": dg.MetadataValue.md(text),
+    }
+    return run_output(REPORT_TABLE, pd.DataFrame([row]), run_manifest, metadata)
+
+
+def html_path(report_path: Path) -> Path:
+    """The HTML page beside a Markdown report: same name, `.html`."""
+    return report_path.with_suffix(".html")

@@ -6,7 +6,7 @@
   PRD), the mean Final per framework with its CI, the judge / run-to-run / PRD-to-PRD
   variance decomposition and P(A better than B) (`evalflow.domain.ranking.suite`);
 - `suite_plots`: per suite, the framework forest plot, the Final-vs-cost Pareto plot with CI
-  bars and the per-PRD heat map (PNG and SVG).
+  bars and the per-PRD heat map (PNG and SVG), and its static HTML page.
 Partition-independent: they read the leaderboard and the per-run tables of all evaluations.
 A suite that must be refused (runs scored by several judges with no pin, several baselines
 in one benchmark, fewer than two frameworks) is not rated; its runs are listed in
@@ -20,7 +20,7 @@ from evalflow.errors import InputError
 from evalflow.io.suites import known_suites, rate_from_tables
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
 from evalflow.pipeline.resources import EvalflowResource
-from evalflow.reports import plots
+from evalflow.reports import html, plots
 from evalflow.storage.tables import columns
 
 GROUP = "ranking"
@@ -121,16 +121,32 @@ def suite_plots(
     suite_prd_score: pd.DataFrame,
 ) -> pd.DataFrame:
     """Per suite: framework forest plot with CIs, Final-vs-cost Pareto with CI bars (Adjusted
-    Final when a gate failed, labelled) and per-PRD heat map, PNG + SVG."""
-    root = evalflow.get_warehouse().workdir / "plots" / "_suites"
-    rows = []
+    Final when a gate failed, labelled) and per-PRD heat map, PNG + SVG, and the suite's
+    static HTML page (`reports/_suites/<suite>.html`)."""
+    workdir = evalflow.get_warehouse().workdir
+    root = workdir / "plots" / "_suites"
+    rows, metadata = [], {}
     for name, rating in suite_rating.groupby("suite", sort=True):
-        made = plots.suite_plots(rating, suite_prd_score[suite_prd_score["suite"] == name],
-                                 root / str(name), suite=str(name))  # fmt: skip
+        prd = suite_prd_score[suite_prd_score["suite"] == name]
+        made = plots.suite_plots(rating, prd, root / str(name), suite=str(name))
         rows += [
             {"suite": name, "plot": plot, "png_path": str(files.png), "svg_path": str(files.svg)}
             for plot, files in made.items()
         ]
+        metadata |= {f"{name}/{plot}": dg.MetadataValue.md(plots.markdown_image(f.png, plot))
+                     for plot, f in made.items()}  # fmt: skip
+        first = rating.iloc[0]
+        page = html.render_suite_html(
+            f"Suite leaderboard — {name}",
+            f"Judge {first['judge_id']}; {first['n_samples']}-sample cluster bootstrap (PRDs, "
+            f"then runs), seed {first['seed']}.",
+            rating,
+            prd,
+        )
+        path = workdir / "reports" / "_suites" / f"{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+        metadata[f"{name}/html"] = dg.MetadataValue.path(str(path))
     frame = pd.DataFrame(rows, columns=columns("suite_plots"))
-    context.add_output_metadata(table_metadata("suite_plots", frame))
+    context.add_output_metadata({**table_metadata("suite_plots", frame), **metadata})
     return frame

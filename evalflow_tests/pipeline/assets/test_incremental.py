@@ -226,13 +226,17 @@ def test_materialisations_carry_dagster_metadata(evaluated) -> None:
         c.name for c in final.metadata["dagster/column_schema"].schema.columns
     }
     assert final.metadata["rollup"].value.startswith("**Final** 1.000")
-    report = latest(root, "report", KEY).metadata["report"].value
-    assert Path(report).is_file()
+    report = latest(root, "report", KEY).metadata
+    assert Path(report["report"].value).is_file() and Path(report["html"].value).is_file()
+    assert report["preview"].value.startswith("# Evaluation report — good on mini")
     board = latest(root, "leaderboard").metadata
     assert board["dagster/row_count"].value == 1
     assert "| 1 | good | mini.good.r1 | 1.00 |" in board["preview"].value
     plots = latest(root, "leaderboard_plots").metadata
-    assert any(k.endswith("story_heatmap") and Path(v.value).is_file() for k, v in plots.items())
+    images = [v.value for k, v in plots.items() if k.endswith(("story_heatmap", "ac_heatmap"))]
+    assert len(images) == 2 and all(i.startswith("![") and "base64," in i for i in images)
+    (page,) = [v.value for k, v in plots.items() if k.endswith("/html")]
+    assert Path(page).is_file() and Path(page).parent == Path(report["report"].value).parent
 
 
 def test_rank_inputs_change_with_the_ledger_and_the_suites(evaluated, monkeypatch) -> None:

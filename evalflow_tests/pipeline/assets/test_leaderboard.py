@@ -218,3 +218,10 @@ def test_the_board_counts_proven_unmets_and_checks_without_a_portable_proof() ->
     by_run = out.set_index("run_key")[["unmet_proven", "unmet_other", "unscored_no_proof"]]
     assert by_run.loc["b.a.r1"].tolist() == [2, 1, 1]
     assert by_run.loc["b.c.r1"].tolist() == [0, 0, 0]
+
+
+def test_one_unscored_check_is_singular() -> None:
+    """Issue 27: "incomplete: 1 checks unscored"."""
+    finals = pd.DataFrame([final_row("b.a.r1", None, n_unscored=1)])
+    reason = not_ranked_reasons(finals, pd.DataFrame([manifest_row("b.a.r1")]))["b.a.r1"]
+    assert reason == "incomplete: 1 check unscored"

@@ -135,3 +135,10 @@ def test_rollup_preview_shows_null_as_null() -> None:
     story = pd.DataFrame([{"story_id": "S1", "priority": "P0", "weight": 3, "story_score": None}])
     text = rollup_markdown(final, story)
     assert "**Final** NULL (NULL)" in text and "| S1 | P0 | 3 | NULL |" in text
+
+
+def test_the_weights_check_states_the_roll_up_weights() -> None:
+    """Issue 27: its description said "P2 1" while the roll-up weighs P2 at 0."""
+    graph = defs.resolve_asset_graph()
+    (key,) = [k for k in graph.asset_check_keys if k.name == "weights_consistent"]
+    assert "(P0 3, P1 2, P2 0)" in graph.get_check_spec(key).description

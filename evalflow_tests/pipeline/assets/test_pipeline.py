@@ -100,7 +100,11 @@ def test_whole_graph_then_duckdb(mini: Path, tmp_path: Path, instance) -> None:
     _, board = query(wh, "SELECT within_noise_of_next, final_ci_low, on_frontier FROM leaderboard")
     assert board[0] == (False, 1.0, False)  # the mini manifests give no cost: never on it
     _, files = query(wh, "SELECT png_path, svg_path FROM leaderboard_plots")
-    assert len(files) == 3 and all(Path(p).is_file() for row in files for p in row)
+    assert len(files) == 4 and all(Path(p).is_file() for row in files for p in row)
+    # beside the Markdown: each run's HTML page and the ranking group's
+    pages = sorted(p.name for p in (root / "reports" / "mini").glob("*.html"))
+    assert len(pages) == 3 and pages[-1].startswith("leaderboard-"), pages
+    assert {Path(p).with_suffix(".html").name for (p,) in reports} <= set(pages)
     _, gates = query(wh, "SELECT DISTINCT status, reason FROM gates")
     assert gates == [("unscored", "no gate command configured")]
 
