@@ -111,6 +111,8 @@ def emit_table(
         # Text, not str: rich would read "[x]" in a cell as markup and drop it.
         table.add_row(*(Text(_cell(v, k)) for v, k in zip(row, keep, strict=True)))
     console = console or Console()
+    if compact:
+        console.print()  # borderless tables need the air between them
     if not console.is_terminal:
         natural = console.measure(table, options=console.options.update_width(10**6)).maximum
         console = Console(file=console.file, width=max(natural, console.width))

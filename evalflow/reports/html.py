@@ -285,14 +285,14 @@ class BoardRun:
 
 
 def _gate_summary(gates: pd.DataFrame) -> str:
+    """Failed gates by name, the others counted by status, as the terminal shows them."""
     failed = gates.loc[gates["status"] == "fail", "gate"].astype(str).tolist()
-    passed = int((gates["status"] == "pass").sum())
-    other = int(len(gates) - passed - len(failed))
+    counts = gates.loc[gates["status"] != "fail", "status"].astype(str).value_counts()
     parts = [f'<span class="fail">✗ {_e(", ".join(failed))}</span>'] if failed else []
-    parts.append(f'<span class="pass">✓ {passed}</span>')
-    if other:
-        parts.append(f"{other} not run")
-    return " ".join(parts)
+    if "pass" in counts:
+        parts.append(f'<span class="pass">✓ {counts.pop("pass")}</span>')
+    parts += [f"{n} {_e(status)}" for status, n in sorted(counts.items())]
+    return ", ".join(parts) or "—"
 
 
 def render_board_html(

@@ -493,7 +493,10 @@ class SideMetricsSectionRow(RunRow):
 class ReportRow(RunRow):
     report_file: str
     report_path: str
-    content_sha256: str = Field(description="hash of the Markdown (unchanged ⇒ file kept)")
+    content_sha256: str = Field(
+        description="hash of the Markdown and of the HTML page beside it (same name, `.html`); "
+        "unchanged ⇒ files kept"
+    )
 
 
 class LeaderboardRow(Row):
@@ -638,7 +641,7 @@ class LedgerEntryRow(Row):
 class PlotRow(Row):
     benchmark: str
     comparability_key: str = Field(description="plots are drawn per ranking group")
-    plot: str
+    plot: str = Field(description="rating_forest, final_vs_cost, story_heatmap or ac_heatmap")
     png_path: str
     svg_path: str
 
@@ -793,7 +796,7 @@ _SPECS = [
     TableSpec("ac_score", AcScoreRow, "I, T and AC_score per acceptance criterion."),
     TableSpec("story_score", StoryScoreRow, "Story_score per story."),
     TableSpec("final_score", FinalScoreRow, "Final, band, bounds, Adjusted Final, agreement."),
-    TableSpec("report", ReportRow, "Where each run's Markdown report is."),
+    TableSpec("report", ReportRow, "Where each run's Markdown report (and its HTML page) is."),
     TableSpec("test_inventory", TestInventoryRow, "Every test case at head (tree-sitter)."),
     TableSpec("test_tier", TestTierRow, "D: each test's tier and the AC it proves."),
     TableSpec("distribution", DistributionRow, "D: tier → count → % and the healthy check."),

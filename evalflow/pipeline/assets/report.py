@@ -110,22 +110,14 @@ def report(
     )
     text = render_report(inputs)
     page = render_run_html(inputs)
-    digest = hashlib.sha256(f"{text}\0{page}".encode()).hexdigest()
     warehouse = evalflow.get_warehouse()
-    folder = warehouse.workdir / "reports" / str(m["benchmark"])
-    path = None
+    previous = None
     if warehouse.has(REPORT_TABLE, m["run_key"]):
-        previous = warehouse.read(REPORT_TABLE, m["run_key"]).iloc[0]
-        kept = folder / previous["report_file"]
-        if previous["content_sha256"] == digest and kept.is_file() and html_path(kept).is_file():
-            path = kept
-    if path is None:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / report_filename(bench.prd, m["run_key"])
-        for target, content in ((path, text), (html_path(path), page)):
-            temp = target.with_name(target.name + ".tmp")
-            temp.write_text(content, encoding="utf-8")
-            temp.replace(target)
+        previous = str(warehouse.read(REPORT_TABLE, m["run_key"])["report_file"].iloc[0])
+    folder = warehouse.workdir / "reports" / str(m["benchmark"])
+    path, digest = write_report(
+        folder, previous, report_filename(bench.prd, m["run_key"]), text, page
+    )
     _record_in_ledger(
         warehouse.workdir,
         m,
@@ -158,6 +150,36 @@ def report(
         "preview": dg.MetadataValue.md(text),
     }
     return run_output(REPORT_TABLE, pd.DataFrame([row]), run_manifest, metadata)
+
+
+def write_report(
+    folder: Path, previous: str | None, name: str, text: str, page: str
+) -> tuple[Path, str]:
+    """(the Markdown report's path, the digest of both files' content). Unchanged content
+    keeps the previous files, so an unchanged run leaves the folder as it was; new content
+    goes to `name` (and its HTML beside it), and the run's previous pair is removed: one
+    report per run, never a stale one beside the current."""
+    digest = hashlib.sha256(f"{text}\0{page}".encode()).hexdigest()
+    if previous is not None:
+        kept = folder / previous
+        if kept.is_file() and html_path(kept).is_file() and _digest(kept) == digest:
+            return kept, digest
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    for target, content in ((path, text), (html_path(path), page)):
+        temp = target.with_name(target.name + ".tmp")
+        temp.write_text(content, encoding="utf-8")
+        temp.replace(target)
+    if previous is not None and previous != name:
+        for old in (folder / previous, html_path(folder / previous)):
+            old.unlink(missing_ok=True)
+    return path, digest
+
+
+def _digest(report: Path) -> str:
+    text = report.read_text(encoding="utf-8")
+    page = html_path(report).read_text(encoding="utf-8")
+    return hashlib.sha256(f"{text}\0{page}".encode()).hexdigest()
 
 
 def html_path(report_path: Path) -> Path:

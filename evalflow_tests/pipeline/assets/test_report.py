@@ -10,7 +10,7 @@ import dagster as dg
 
 from evalflow.domain.models import PRD, AcceptanceCriterion, Story
 from evalflow.pipeline.assets.common import CODE_VERSION
-from evalflow.pipeline.assets.report import RENDERER_VERSION, html_path, report
+from evalflow.pipeline.assets.report import RENDERER_VERSION, html_path, report, write_report
 from evalflow.reports import html, markdown
 from evalflow.reports.markdown import report_filename
 
@@ -40,3 +40,15 @@ def test_a_renderer_change_makes_the_report_stale() -> None:
     assert hashlib.sha256(sources).hexdigest()[:12] == RENDERER_VERSION
     version = report.code_versions_by_key[dg.AssetKey("report")]
     assert version == f"{CODE_VERSION}+report.{RENDERER_VERSION}"
+
+
+def test_a_new_report_replaces_the_runs_previous_pair(tmp_path: Path) -> None:
+    """Unchanged content keeps the files (and their time-stamped name); new content is
+    written under the new name beside its HTML, and the run's previous pair is removed."""
+    path, digest = write_report(tmp_path, None, "P0-x-1-b.f.r1.md", "# one\n", "<p>one</p>")
+    assert path.read_text() == "# one\n" and html_path(path).read_text() == "<p>one</p>"
+    same, again = write_report(tmp_path, path.name, "P0-x-2-b.f.r1.md", "# one\n", "<p>one</p>")
+    assert (same, again) == (path, digest)
+    new, other = write_report(tmp_path, path.name, "P0-x-3-b.f.r1.md", "# one\n", "<p>two</p>")
+    assert other != digest and html_path(new).read_text() == "<p>two</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["P0-x-3-b.f.r1.html", "P0-x-3-b.f.r1.md"]
