@@ -203,7 +203,7 @@ def _gates_html(gates: pd.DataFrame) -> list[str]:
     return [_table(headers, rows, "gates")]
 
 
-def render_run_html(inp: ReportInput, markdown_name: str | None = None) -> str:
+def render_run_html(inp: ReportInput) -> str:
     """The run's report as a page: result with its bounds, the per-AC heat map with
     priorities, every check's verdict with its evidence lines and searches, the gates with
     their output tail."""
@@ -217,10 +217,6 @@ def render_run_html(inp: ReportInput, markdown_name: str | None = None) -> str:
         f"<code>{_e(inp.judge_id)}</code> · k = {k} · commits <code>{_e(inp.base_sha[:12])}"
         f"</code> → <code>{_e(inp.head_sha[:12])}</code></p>"
     )
-    if markdown_name:
-        body.append(
-            f'<p>Markdown report: <a href="{_e(markdown_name)}">{_e(markdown_name)}</a></p>'
-        )
     body.append("<h2>Result</h2>")
     if bool(final["complete"]):
         headline = f"Final <strong>{_num(final['final'])}</strong> — {_e(final['band'])}"
@@ -235,7 +231,8 @@ def render_run_html(inp: ReportInput, markdown_name: str | None = None) -> str:
             '(<span class="fail">a gate is a confirmed ✗</span>)'
         )
     bar = ci_bar(final["final"], final["final_lower"], final["final_upper"])
-    body.append(f'<p id="result">{headline} {bar} <span class="muted">bounds</span></p>')
+    axis = "on 0–1" if bool(final["complete"]) else "its bounds on 0–1"
+    body.append(f'<p id="result">{headline} {bar} <span class="muted">{axis}</span></p>')
 
     body.append("<h2>Acceptance criteria</h2>")
     rows = []
