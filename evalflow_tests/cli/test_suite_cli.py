@@ -96,3 +96,18 @@ def test_unknown_suite_names_the_known_ones(
         ["leaderboard", "--suite", "nope", "--warehouse", str(tmp_path / "wh")], capsys
     )
     assert code == 2 and "suite file not found" in err and "known suites: known" in err
+
+
+def test_the_suite_table_fits_100_columns_unless_wide(
+    tmp_path: Path, suite_file: Path, monkeypatch, capsys
+) -> None:
+    """Issue 27: 13 columns with long headers folded every row; the spreads are --wide."""
+    monkeypatch.setenv("COLUMNS", "100")
+    write_suite_warehouse(tmp_path / "wh", suite_runs())
+    args = ["leaderboard", "--suite", str(suite_file), "--warehouse", str(tmp_path / "wh")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= 100, out
+    assert "run-to-run SD" not in out and "Left out: p1.c.r1 (p1) — incomplete" in out
+    code, wide, _ = run_cli([*args, "--wide"], capsys)
+    assert code == 0 and "run-to-run SD" in wide and "$/Final point" in wide
