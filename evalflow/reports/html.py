@@ -48,6 +48,9 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f8fa;padding:.5em;overflow-x:auto;white-space:pre-wrap;max-width:60em}
 code{background:#f6f8fa;padding:0 .2em;overflow-wrap:anywhere}img{max-width:100%}
 .muted{color:#666}ul{margin:.2em 0;padding-left:1.2em}
+table.checks{width:100%;table-layout:fixed}td.id{white-space:nowrap}
+table.checks th:nth-child(1){width:8em}table.checks th:nth-child(2){width:20%}
+table.checks th:nth-child(3){width:22%}.why{font-size:.9em;color:#444}
 """
 _BAR_WIDTH = 160
 _BAR_HEIGHT = 14
@@ -248,23 +251,23 @@ def render_run_html(inp: ReportInput) -> str:
     body.append("<h2>Checks: verdict, evidence and searches</h2>")
     by_check = _majority_verdicts(inp)
     rows = []
-    for ac, check in inp.baseline.checks():
+    for _, check in inp.baseline.checks():
         row = by_check.loc[check.id].to_dict() if check.id in by_check.index else {}
         majority = str(row.get("majority", "UNSCORED"))
         votes = "/".join(str(int(row.get(c, 0))) for c in ("met_votes", "unmet_votes",
                                                            "unscored_votes"))  # fmt: skip
         level = f" ({check.level})" if check.kind == "T" else ""
         rows.append([
-            _td(f"<code>{_e(check.id)}</code>"), _td(_e(ac.id)),
-            _td(_e(check.kind + level)), _td(_e(check.proposition)),
+            _td(f"<code>{_e(check.id)}</code><br>{_e(check.kind + level)}", "id"),
+            _td(_e(check.proposition)),
             _td(_verdict(majority) + (" (borderline)" if row.get("borderline") else "")
-                + f'<br><span class="muted">{_e(votes)}</span>'),
+                + f' <span class="muted">{_e(votes)}</span><br>'
+                + f'<span class="why">{_e(row.get("rationale") or "")}</span>'),
             _td(_evidence_html(row.get("evidence"))),
             _td(_searches_html(row.get("searches"))),
-            _td(_e(row.get("rationale") or "")),
         ])  # fmt: skip
-    headers = ["check", "AC", "kind", "proposition", "verdict (votes MET/UNMET/UNSCORED)",
-               "evidence", "searches", "rationale"]  # fmt: skip
+    headers = ["check", "proposition", "verdict (votes MET/UNMET/UNSCORED), rationale",
+               "evidence", "searches"]  # fmt: skip
     body.append(_table(headers, rows, "checks"))
     body.append("<h2>Engineering gates</h2>")
     body += _gates_html(inp.gates)
