@@ -348,7 +348,7 @@ LEADERBOARD_KEY = (
     "Bradley–Terry from per-check matches (ignores gates), 95% CI; ≥/≤: complete separation, "
     "the CI is unbounded on that side. gap to the next rank: noise = within judge noise, "
     "CIs overlap = ratings not separated. gates: ✓ passed, ✗ failed; their output is in the "
-    "reports."
+    "reports. Band, borderline checks and UNMET proven/other: --wide."
 )
 
 

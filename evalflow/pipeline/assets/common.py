@@ -7,8 +7,10 @@ evalflow's version as their code version, which is how `evalflow.pipeline.assets
 unchanged run from a stale one.
 """
 
+import hashlib
 import warnings
 from functools import cache, partial
+from pathlib import Path
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -21,6 +23,7 @@ from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.io.registry import manifest_for
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.resources import EvalflowResource
+from evalflow.reports import html, markdown
 from evalflow.storage.tables import TABLES
 
 # `Output(data_version=...)` is a Dagster beta parameter; it is how incremental re-evaluation
@@ -100,6 +103,19 @@ def table_metadata(table: str, frame: pd.DataFrame) -> dict[str, Any]:
     return {"dagster/row_count": len(frame), "dagster/column_schema": column_schema(table)}
 
 
+# The renderers' source digest: part of the report's data version, so a changed renderer makes
+# an unchanged run's report (and nothing else) stale and the next materialize rewrites it.
+RENDERER_VERSION = hashlib.sha256(
+    b"".join(Path(module.__file__).read_bytes() for module in (markdown, html))  # type: ignore[arg-type]
+).hexdigest()[:12]
+
+
+def data_version(table: str, fingerprint: str) -> str:
+    """A per-run output's data version: the run's fingerprint (the report's with the
+    renderers' digest), which `freshness` compares to tell an unchanged run from a stale one."""
+    return f"{fingerprint}+report.{RENDERER_VERSION}" if table == "report" else fingerprint
+
+
 def run_output(
     table: str,
     frame: pd.DataFrame,
@@ -116,6 +132,6 @@ def run_output(
     return dg.Output(
         frame,
         output_name=table if multi else "result",
-        data_version=dg.DataVersion(str(run_manifest["fingerprint"].iloc[0])),
+        data_version=dg.DataVersion(data_version(table, str(run_manifest["fingerprint"].iloc[0]))),
         metadata={**table_metadata(table, frame), **(metadata or {})},
     )

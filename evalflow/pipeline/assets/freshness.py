@@ -40,7 +40,7 @@ from evalflow.io.registry import REGISTRY_TABLE
 from evalflow.io.suites import SUITES_DIR
 from evalflow.judges.cache import unanswered
 from evalflow.pipeline.assets import cross_run_assets, per_run_assets
-from evalflow.pipeline.assets.common import CODE_VERSION
+from evalflow.pipeline.assets.common import CODE_VERSION, data_version
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.warehouse import Warehouse
 
@@ -106,7 +106,8 @@ def stale_by_partition(
 
     Only the data version is compared: every per-run asset's code version is evalflow's
     version, which the fingerprint covers, and Dagster indexes the data-version tag alone
-    for by-partition queries."""
+    for by-partition queries. The report's also carries its renderers' digest
+    (`common.data_version`)."""
     warehouse = evalflow.get_warehouse()
     expected = {p: _expected(evalflow, p, path) for p, path in manifests.items()}
     checked = [
@@ -126,7 +127,8 @@ def stale_by_partition(
         stale = {
             key
             for key in PER_RUN_KEYS
-            if latest[key].get(partition, {}).get(DATA_VERSION_TAG) != expected[partition]
+            if latest[key].get(partition, {}).get(DATA_VERSION_TAG)
+            != data_version(key.path[-1], expected[partition])
             or not warehouse.has(key.path[-1], partition)
         }
         out[partition] = sorted(_downstream(stale)) if stale else []

@@ -2,9 +2,10 @@
 
 The file name carries the UTC write time (SPEC §Report); the content does not. When the
 content of a re-materialised report is unchanged, the existing files and its row are kept,
-so re-running unchanged inputs leaves the warehouse byte-identical. The asset's code version
-carries a digest of the renderers' source: after a renderer changes, an otherwise unchanged
-run's report is stale, so the next `materialize` rewrites it (and nothing else).
+so re-running unchanged inputs leaves the warehouse byte-identical. The report's data version
+carries a digest of the renderers' source (`common.data_version`): after a renderer changes,
+an otherwise unchanged run's report is stale, so the next `materialize` rewrites it (and
+nothing else).
 """
 
 import hashlib
@@ -17,17 +18,13 @@ from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, inputs_fingerprint
 from evalflow.io.ledger import ledger_path_for, now, record_evaluation
 from evalflow.judges.family import author_unknown_note
-from evalflow.pipeline.assets.common import CODE_VERSION, benchmark, per_run_asset, run_output
+from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output
 from evalflow.pipeline.resources import EvalflowResource
-from evalflow.reports import html, markdown
 from evalflow.reports.html import render_run_html
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.storage import history
 
 REPORT_TABLE = "report"
-RENDERER_VERSION = hashlib.sha256(
-    b"".join(Path(module.__file__).read_bytes() for module in (markdown, html))
-).hexdigest()[:12]
 
 
 def _record_in_ledger(
@@ -63,7 +60,7 @@ def _record_in_ledger(
     )
 
 
-@per_run_asset(code_version=f"{CODE_VERSION}+report.{RENDERER_VERSION}")
+@per_run_asset()
 def report(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,

@@ -143,6 +143,19 @@ def test_one_query_per_table_answers_for_every_partition(evaluated, monkeypatch)
     assert sorted(calls) == PER_RUN_KEYS
 
 
+def test_a_renderer_change_makes_only_the_report_stale(evaluated, monkeypatch) -> None:
+    """Issue 27: an unchanged re-evaluation kept the old report after the renderer changed.
+    The report's data version carries the renderers' digest, so only the report re-runs."""
+    from evalflow.pipeline.assets import common
+
+    root, mini = evaluated
+    inst, resource = orchestrate.instance(str(root)), EvalflowResource(warehouse=str(root))
+    manifests = {KEY: mini / "runs" / "good.yaml"}
+    assert stale_by_partition(inst, resource, manifests) == {KEY: []}
+    monkeypatch.setattr(common, "RENDERER_VERSION", "another")
+    assert stale_by_partition(inst, resource, manifests) == {KEY: [dg.AssetKey("report")]}
+
+
 def test_the_data_version_alone_decides_because_it_covers_the_code_version() -> None:
     """`stale_by_partition` compares data versions only: sound while every per-run asset's
     code version is evalflow's version, which the fingerprint covers."""

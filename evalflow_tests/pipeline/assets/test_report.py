@@ -6,11 +6,9 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-import dagster as dg
-
 from evalflow.domain.models import PRD, AcceptanceCriterion, Story
-from evalflow.pipeline.assets.common import CODE_VERSION
-from evalflow.pipeline.assets.report import RENDERER_VERSION, html_path, report, write_report
+from evalflow.pipeline.assets.common import RENDERER_VERSION, data_version
+from evalflow.pipeline.assets.report import html_path, write_report
 from evalflow.reports import html, markdown
 from evalflow.reports.markdown import report_filename
 
@@ -32,14 +30,13 @@ def test_the_report_is_named_after_the_prd_not_the_benchmark() -> None:
     assert html_path(Path("r/P1-x.md")) == Path("r/P1-x.html")
 
 
-def test_a_renderer_change_makes_the_report_stale() -> None:
-    """Issue 27: an unchanged re-evaluation kept the old report after the renderer changed.
-    The report's code version carries the renderers' source digest, and freshness compares
-    code versions (`freshness._fresh`), so editing either renderer re-runs the report."""
+def test_the_report_data_version_carries_the_renderers_digest() -> None:
+    """Editing either renderer changes the report's data version (and no other table's), which
+    `freshness` compares: the next materialize rewrites an unchanged run's report."""
     sources = b"".join(Path(m.__file__).read_bytes() for m in (markdown, html))
     assert hashlib.sha256(sources).hexdigest()[:12] == RENDERER_VERSION
-    version = report.code_versions_by_key[dg.AssetKey("report")]
-    assert version == f"{CODE_VERSION}+report.{RENDERER_VERSION}"
+    assert data_version("report", "f" * 64) == f"{'f' * 64}+report.{RENDERER_VERSION}"
+    assert data_version("final_score", "f" * 64) == "f" * 64
 
 
 def test_a_new_report_replaces_the_runs_previous_pair(tmp_path: Path) -> None:
