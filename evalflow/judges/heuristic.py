@@ -21,6 +21,9 @@ It proves a check only through the probes the frozen baseline gives it:
   recorded; otherwise UNSCORED, "no portable proof of absence" (flag `no-portable-proof`):
   the run may hold the behaviour in another idiom or layout (on a real repository a second
   agent's `backend/app/` against probes written for `backend/src/` made 16 false UNMETs).
+  A run with no test file at all proves every T-check absent, with or without probes; files
+  named as tests in a language the inventory does not parse (C#, Go…) are neither production
+  code nor readable tests, and with them no T-check is proven absent.
 - T-check: every `test-assert` probe must match an *assertion line* of a test case that
   asserts, at the required level (unit: any level, the minimum-level floor; e2e: an e2e test;
   both: an e2e test and a second, distinct test). For outcome checks a mock-only test never
@@ -63,6 +66,7 @@ from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot
 from evalflow.repo.test_inventory import (
+    TEST_NAMED,
     FailedTest,
     LevelConventions,
     TestCase,
@@ -70,9 +74,10 @@ from evalflow.repo.test_inventory import (
     build_inventory,
     fails_at_head,
     is_test_file,
+    is_unread_test_file,
 )
 
-JUDGE_VERSION = "heuristic-6"
+JUDGE_VERSION = "heuristic-7"
 _LEVEL_FAILURE = "asserted only in unit tests; an e2e test is required"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
@@ -123,6 +128,16 @@ class _Index:
     def test_paths(self) -> frozenset[str]:
         return frozenset(p for p in self.snapshot.files if is_test_file(p, self.conventions))
 
+    @cached_property
+    def unread_tests(self) -> tuple[str, ...]:
+        """Code files named as tests in a language the test inventory does not parse: tests
+        that exist but cannot be read, so neither production code nor proof of absence."""
+        return tuple(
+            p
+            for p in sorted(self.snapshot.files)
+            if is_unread_test_file(p) and is_code_file(p, self.snapshot.files[p].text)
+        )
+
     def serves(self, request: JudgeRequest, conventions: LevelConventions) -> bool:
         """Whether this index answers `request`: the same files (the same snapshot object,
         or the same commit and root of a committed snapshot), diff and settings."""
@@ -166,7 +181,7 @@ class _Index:
                 texts["test"].append(text.lower())
             elif is_doc_file(path):
                 texts["docs"].append(text.lower())
-            elif is_code_file(path, text):
+            elif is_code_file(path, text) and path not in self.unread_tests:
                 texts["code"].append(text.lower())
         return {kind: "\n\0".join(parts) for kind, parts in texts.items()}
 
@@ -185,7 +200,7 @@ class _Index:
             return False
         if files == "docs":
             return is_doc_file(path)
-        return is_code_file(path, self.snapshot.files[path].text)
+        return path not in self.unread_tests and is_code_file(path, self.snapshot.files[path].text)
 
     def _candidates(self, globs: tuple[str, ...], *, tests: bool, files: str) -> list[str]:
         return [
@@ -343,9 +358,11 @@ class HeuristicJudge(OfflineJudge):
         A probe recorded portable proves it only where its globs `reached` the run's changed
         files of its kind; an identifier the AC fixes is searched in every file of the kind."""
         probe = check.probes[n - 1]
+        tests = probe.kind == "test-assert"
+        if tests and index.unread_tests:
+            return None, []  # its tests are not all readable: nothing proves one missing
         if (check.id, n) in portable and reached:
             return f"probe {n} matched in runs of other frameworks (checked_against)", []
-        tests = probe.kind == "test-assert"
         kind = "test" if tests else ("docs" if probe.files == "docs" else "code")
         label = {"test": "test", "docs": "documentation", "code": "production code"}[kind]
         if not index.has_kind(kind):
@@ -461,6 +478,8 @@ class HeuristicJudge(OfflineJudge):
                     f"{NO_PORTABLE_PROOF}: {probe.pattern!r}: {why}, but the benchmark's level "
                     "policy classifies no test of this run as e2e (its test layout, not a gap)"
                 )
+            elif index.unread_tests:
+                silent.append(_unread(index.unread_tests))
             else:
                 silent.append(_silent(probe, "test", found.out_of_reach))
         if proven:
@@ -570,6 +589,24 @@ class HeuristicJudge(OfflineJudge):
         return chosen, ""
 
     def _without_probes(self, check: Check, index: _Index, run: int) -> Verdict:
+        if check.kind == "T" and not index.has_kind("test") and not index.unread_tests:
+            # No test of any language in the run: no test asserts it, in any implementation.
+            return self._verdict(
+                check,
+                run,
+                "UNMET",
+                rationale="the run has no test file at all: no test can assert it",
+                searches=(
+                    Search(
+                        pattern=TEST_NAMED.pattern,
+                        scope="repository: every file, for test files of any language "
+                        f"(the level policy's test globs too); {len(index.snapshot.files)} "
+                        "files searched",
+                        hits=0,
+                    ),
+                ),
+                flags=(FLAG_PROVEN_ABSENT,),
+            )
         names = sorted(
             {next(g for g in m.groups() if g) for m in _IDENTIFIER.finditer(check.proposition)}
         )
@@ -632,6 +669,14 @@ def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
             f"{', '.join(probe.path_globs)} (the behaviour may live in the files it changed)"
         )
     return why
+
+
+def _unread(paths: tuple[str, ...]) -> str:
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return (
+        f"{NO_PORTABLE_PROOF}: the run has tests in a language evalflow does not read "
+        f"({paths[0]}{more}), so no search of its readable tests proves a test missing"
+    )
 
 
 def _scope(probe: Probe | None) -> Scope | None:

@@ -251,6 +251,22 @@ def is_test_file(path: str, conventions: LevelConventions | None = None) -> bool
     return any(glob_matches(normalised, g) for g in globs)
 
 
+# A file named as a test: a tests/spec folder, or a test/spec word in its name (`foo_test.go`,
+# `test_foo.rb`, `foo.spec.rb`, `FooTests.cs`, `FooTest.java`).
+TEST_NAMED = re.compile(r"(?i)(?:^|[/_.\-])(?:tests?|specs?|__tests__)(?:[/_.\-]|$)")
+_TEST_CAMEL = re.compile(r"[a-z0-9](?:Tests?|Spec)\.[A-Za-z]+$")
+
+
+def is_unread_test_file(path: str) -> bool:
+    """Whether `path` is named as a test but written in a language the inventory does not
+    parse (C#, Go, Java, Ruby…): its tests exist, evalflow cannot read them, so the run's
+    readable tests are not all its tests."""
+    normalised = normalise_path(path)
+    if _language_entry(normalised) is not None:
+        return False
+    return bool(TEST_NAMED.search(normalised) or _TEST_CAMEL.search(normalised))
+
+
 def parse_test_file(
     path: str, text: str, conventions: LevelConventions | None = None
 ) -> list[TestCase]:

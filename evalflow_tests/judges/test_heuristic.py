@@ -647,6 +647,37 @@ def test_a_run_without_any_test_file_proves_every_t_check_absent(make_repo) -> N
     assert v.status == "UNMET" and "the run has no test file at all" in v.rationale
 
 
+def test_a_t_check_without_probes_in_a_run_without_any_test_file_is_unmet(make_repo) -> None:
+    repo = make_repo({"README.md": "x\n"}, {"app/trials.py": APP})
+    v = score(repo, _t_check("unit"))["T1"]
+    assert v.status == "UNMET" and "no test file at all" in v.rationale
+    assert "absence-proven" in v.flags
+    # With a test file (of any language) the same check is no longer decided without probes.
+    repo = make_repo({"README.md": "x\n"}, {"app/trials.py": APP, "tests/TrialTests.cs": "x\n"})
+    assert score(repo, _t_check("unit"))["T1"].status == "UNSCORED"
+
+
+CSHARP_TEST = """\
+public class TrialTests {
+    [Fact] public void Starts() { Assert.Equal(14, Trials.StartTrial().Days); }
+}
+"""
+
+
+def test_tests_in_a_language_evalflow_does_not_read_prove_nothing_absent(make_repo) -> None:
+    # A C# test suite: evalflow's inventory reads Python/JS/TS only. Before, the run "had no
+    # test file at all" (every T-check UNMET) and the test file counted as production code.
+    repo = make_repo(
+        {"README.md": "x\n"},
+        {"src/Trials.cs": "public static class Trials { }\n", "tests/TrialTests.cs": CSHARP_TEST},
+    )
+    t = score(repo, _t_check("unit", probe("test-assert", r"Assert\.Equal\(14")))["T1"]
+    assert t.status == "UNSCORED" and "language evalflow does not read" in t.rationale
+    assert "tests/TrialTests.cs" in t.rationale
+    i = score(repo, impl(r"StartTrial\(\)"))["I1"]
+    assert i.status != "MET", "a call in a test file is not production code"
+
+
 def test_a_test_the_gates_report_failing_proves_no_t_check(make_repo) -> None:
     from dataclasses import replace
 
