@@ -190,6 +190,12 @@ while True:
 """
 
 # Runs as PID 1 of the new namespaces (dash-compatible; arguments are tagged ``kind:path``):
+# 0. with ``loopback:<python>``, the loopback of the gate's own network namespace brought up
+#    (SIOCSIFFLAGS IFF_UP|IFF_RUNNING by evalflow's interpreter) for a `run` probe's server and
+#    client — here, because the nested user namespace has no CAP_NET_ADMIN over it; with
+#    ``relay:<socket>`` (setup) also `_RELAY` on 127.0.0.1, forked into the background. Both
+#    run before any mount changes: evalflow's interpreter may live under /tmp or a hidden path
+#    (a virtualenv in a checkout under /tmp was "not found" once /tmp was replaced);
 # 1. a tmpfs on the staging directory; every path to re-expose is bound into it (``.keep``)
 #    while the host's view is still intact; a second, small tmpfs in it gets the few device
 #    nodes a gate needs bound from the host and is moved onto /dev (read-only: no node can be
@@ -205,11 +211,7 @@ while True:
 # 4. the kept paths bound to their own paths (and unmounted from /tmp/.keep), the scratch
 #    directories' mount points made while the hiding tmpfs is still writable (a sandbox under
 #    the hidden warehouse), the hiding tmpfs made read-only, the scratch directories (HOME,
-#    TMPDIR) made writable in /tmp; with
-#    ``loopback:<python>``, the loopback of the gate's own network namespace brought up
-#    (SIOCSIFFLAGS IFF_UP|IFF_RUNNING by evalflow's interpreter) for a `run` probe's server and
-#    client — here, because the nested user namespace has no CAP_NET_ADMIN over it; with
-#    ``relay:<socket>`` (setup) also `_RELAY` on 127.0.0.1, forked into the background;
+#    TMPDIR) made writable in /tmp;
 # 5. the command runs in a nested user + mount namespace (which locks every mount above),
 #    reports set-up success through fd 3 (the private pipe, then closed) and gets /dev/null as
 #    stdin. Afterwards the free space of /tmp is reported through the same pipe.
@@ -218,6 +220,16 @@ _LAUNCHER = r"""
 mount=$1 unshare=$2 cmd=$3 cwd=$4 stage=$5 size=$6; shift 6
 fail() { printf 'evalflow sandbox: %s\n' "$*" >&2; exit 125; }
 relay='@RELAY@'
+for a do case $a in loopback:*)
+  py=${a#loopback:}
+  "$py" -c 'import fcntl, socket, struct; fcntl.ioctl(socket.socket(
+    socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH", b"lo", 0x41))' \
+    || fail "cannot bring up the loopback interface"
+esac; done
+for a do case $a in relay:*)
+  "$py" -I -S -c "$relay" "${a#relay:}" </dev/null >/dev/null 2>&1 3>&- \
+    || fail "cannot start the registry relay"
+esac; done
 "$mount" -t tmpfs -o "size=$size,mode=1777" evalflow-tmp "$stage" || fail "tmpfs on $stage"
 mkdir "$stage/.keep" || fail "mkdir $stage/.keep"
 i=0
@@ -275,16 +287,6 @@ for a do case $a in scratch:*)
       || fail "cannot make $p writable"
   fi
   rm -f "$p/.evalflow-w"
-esac; done
-for a do case $a in loopback:*)
-  py=${a#loopback:}
-  "$py" -c 'import fcntl, socket, struct; fcntl.ioctl(socket.socket(
-    socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH", b"lo", 0x41))' \
-    || fail "cannot bring up the loopback interface"
-esac; done
-for a do case $a in relay:*)
-  "$py" -I -S -c "$relay" "${a#relay:}" </dev/null >/dev/null 2>&1 3>&- \
-    || fail "cannot start the registry relay"
 esac; done
 cd "$cwd" && unset OLDPWD || fail "cannot enter $cwd"
 exec 3>&0 </dev/null

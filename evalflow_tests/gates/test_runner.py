@@ -605,6 +605,7 @@ def test_a_killed_runs_gate_sandbox_is_removed_by_the_next_run(
         capture_output=True,
         text=True,
         check=False,
+        timeout=120,
     )
     left = Path(killed.stdout.strip())
     assert killed.returncode == -9 and left.is_dir() and left.is_relative_to(warehouse / "tmp")

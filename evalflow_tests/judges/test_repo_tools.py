@@ -171,6 +171,10 @@ def test_read_file_records_the_git_blob_id_of_each_file_read() -> None:
     assert tools.read == {}  # a search is not a read
     tools.read_file("a.py", 1, 1)
     git = subprocess.run(
-        ["git", "hash-object", "--stdin"], input=text.encode(), capture_output=True, check=True
+        ["git", "hash-object", "--stdin"],
+        input=text.encode(),
+        capture_output=True,
+        check=True,
+        timeout=60,
     )
     assert tools.read == {"a.py": git.stdout.decode().strip()} == {"a.py": blob_sha(text)}

@@ -64,7 +64,7 @@ def s3_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     try:
         for _ in range(120):  # the server takes a moment to listen
             done = subprocess.run(
-                [PYTHON, "-c", CREATE_BUCKET], env=env, capture_output=True, check=False
+                [PYTHON, "-c", CREATE_BUCKET], env=env, capture_output=True, check=False, timeout=60
             )
             if done.returncode == 0:
                 break
