@@ -302,6 +302,26 @@ def execute(
     return Outcome(partition, ok, time.perf_counter() - start, error, internal=not fixable)
 
 
+# A pool worker's instance, opened once by `_open_worker_instance` for every partition it runs.
+_WORKER: dict[str, dg.DagsterInstance] = {}
+
+
+def _open_worker_instance(warehouse_root: str) -> None:
+    _WORKER["instance"] = instance(warehouse_root)
+
+
+def _execute_in_worker(
+    warehouse_root: str,
+    partition: str,
+    selection: list[dg.AssetKey] | None,
+    judge: JudgeChoice,
+    executor: str,
+    gates: GateChoice,
+) -> Outcome:
+    inst = _WORKER["instance"]
+    return execute(warehouse_root, partition, selection, judge, executor, gates, inst)
+
+
 def run_partition(
     warehouse_root: str,
     partition: str,
@@ -421,10 +441,21 @@ def materialize(
             )
             on_done(outcomes[-1])
     else:
-        with ProcessPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
+        stale = [k for k in wanted if selections[k] != []]
+        for key in wanted:
+            if key not in stale:
+                outcomes.append(execute(warehouse_root, key, [], judge, executor, gates))
+                on_done(outcomes[-1])
+        with ProcessPoolExecutor(
+            max_workers=max(1, min(workers, len(stale))),
+            initializer=_open_worker_instance,
+            initargs=(warehouse_root,),
+        ) as pool:
             futures = [
-                pool.submit(execute, warehouse_root, k, selections[k], judge, executor, gates)
-                for k in wanted
+                pool.submit(
+                    _execute_in_worker, warehouse_root, k, selections[k], judge, executor, gates
+                )
+                for k in stale
             ]
             for future in as_completed(futures):
                 outcomes.append(future.result())

@@ -111,3 +111,43 @@ def test_a_bad_run_among_three_never_sinks_the_others(
     error = orchestrate.failures_error(outcomes)
     assert error is not None and "1 of 4 run(s) failed" in error.one_line()
     assert "the other runs were stored" in error.one_line()
+
+
+def test_each_pool_worker_opens_one_instance_for_all_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--workers 2` over four stale runs: the command opens one instance and each worker one
+    for every run it executes (≈ 0.5 s CPU each), not one per run; a fresh run starts no
+    worker."""
+    opened = tmp_path / "opened"
+
+    def fake_instance(root: str) -> object:
+        with opened.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        return object()
+
+    def fake_execute(root, key, selection, judge, executor, gates, inst=None):
+        assert inst is not None or selection == [], f"{key}: executed without an open instance"
+        return orchestrate.Outcome(key, True, 0.0, skipped=selection == [])
+
+    keys = [f"b.f{i}.r1" for i in range(5)]
+    monkeypatch.setattr(orchestrate, "instance", fake_instance)
+    monkeypatch.setattr(orchestrate, "resolve_partitions", lambda root, wanted: wanted)
+    monkeypatch.setattr(orchestrate, "check_judges", lambda *args: None)
+    monkeypatch.setattr(orchestrate, "_ensure_partitions", lambda *args: None)
+    monkeypatch.setattr(
+        orchestrate,
+        "plan",
+        lambda inst, root, wanted, *a: {k: [] if k == keys[0] else None for k in wanted},
+    )
+    monkeypatch.setattr(orchestrate, "execute", fake_execute)
+    monkeypatch.setattr(orchestrate, "rank", lambda *a: orchestrate.Outcome("rank_runs", True, 0.0))
+    monkeypatch.setattr(orchestrate, "refresh_catalog", lambda warehouse: None)
+    outcomes = orchestrate.materialize(str(tmp_path / "wh"), keys, workers=2)
+    assert [(o.partition, o.skipped) for o in outcomes] == [
+        (keys[0], True),
+        *[(k, False) for k in keys[1:]],
+        ("rank_runs", False),
+    ]
+    pids = opened.read_text().split()
+    assert len(pids) == len(set(pids)) <= 3  # the command, then at most one per worker
