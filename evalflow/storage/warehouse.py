@@ -137,6 +137,10 @@ class Warehouse:
                 fix="materialise it first (evalflow materialize)",
             )
         frames = [_read_part(fs, path) for path in paths]
+        if (spec := TABLES.get(table)) is not None:
+            # A part written before a column joined the table's contract reads that column as
+            # NULL (unmeasured then), as the catalog's `union_by_name` gives SQL readers.
+            frames = [_with_columns(frame, spec.columns) for frame in frames]
         if not frames:
             raise InputError(
                 f"table {table!r} is empty",
@@ -220,6 +224,11 @@ def _arrow(table: str, frame: pd.DataFrame) -> pa.Table:
         return inferred(frame)
     validate_frame(table, frame)
     return to_arrow(table, frame, spec.arrow_schema)
+
+
+def _with_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    missing = [c for c in columns if c not in frame.columns]
+    return frame.reindex(columns=[*frame.columns, *missing]) if missing else frame
 
 
 def _read_part(fs: pafs.FileSystem, path: str) -> pd.DataFrame:

@@ -78,3 +78,17 @@ def test_table_contract_refuses_drift() -> None:
         validate_frame("report", good.drop(columns=["report_path"]))
     with pytest.raises(TableContractError, match="has nulls"):
         validate_frame("report", good.assign(report_path=None))
+
+
+def test_a_part_older_than_a_contract_column_reads_it_as_null(tmp_path: Path) -> None:
+    # plugin_judge gained per-skill spend columns: a run evaluated before keeps its old part,
+    # and reading it must give NULL spend (unmeasured), not a KeyError that stops ranking.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    warehouse = Warehouse(str(tmp_path))
+    part = tmp_path / "plugin_judge" / "run_key=b.f.r1" / "part.parquet"
+    part.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"run_key": ["b.f.r1"], "skill": ["s"]}), part)
+    frame = warehouse.read("plugin_judge")
+    assert frame["cost_usd"].isna().all() and frame["skill"].tolist() == ["s"]

@@ -27,6 +27,11 @@ _SUMS = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
          "cache_write_tokens", "cost_usd", "spent_usd"]  # fmt: skip
 
 
+def _sum_or_null(values: pd.Series) -> float | None:
+    """The total, or NULL when no row measured it (parts written before spend was recorded)."""
+    return values.sum(min_count=1)
+
+
 def judge_costs(
     verdicts: pd.DataFrame, run_manifest: pd.DataFrame, plugin_judge: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -44,7 +49,7 @@ def judge_costs(
     if plugin_judge is not None and not plugin_judge.empty:
         plugin = (
             plugin_judge.groupby("run_key", sort=True)
-            .agg(checks=("skill", "size"), **{c: (c, "sum") for c in _SUMS})
+            .agg(checks=("skill", "size"), **{c: (c, _sum_or_null) for c in _SUMS})
             .reset_index()
         )
         parts.append(plugin.assign(part="plugineval", run=None, judge_id="plugineval"))

@@ -177,6 +177,17 @@ def test_judge_cost_and_the_leaderboard_count_plugineval() -> None:
     assert out["judge_cost_usd"].iloc[0] == pytest.approx(1.62)
 
 
+def test_plugineval_spend_of_parts_written_before_it_was_recorded_is_null() -> None:
+    # Old plugin_judge parts read the spend columns as NULL: unmeasured, never $0.
+    plugin = pd.DataFrame({"run_key": ["b.a.r1"], "skill": ["one"]}).reindex(
+        columns=["run_key", "skill", "api_calls", "cost_usd", "spent_usd", "input_tokens",
+                 "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+    )  # fmt: skip
+    manifest = pd.DataFrame([manifest_row("b.a.r1", KEY_C)])
+    cost = judge_costs(pd.DataFrame(), manifest, plugin)
+    assert list(cost["part"]) == ["plugineval"] and pd.isna(cost["cost_usd"].iloc[0])
+
+
 def test_the_board_counts_proven_unmets_and_checks_without_a_portable_proof() -> None:
     # Flags come from the first scoring run that agrees with the majority, as in the report.
     votes = pd.DataFrame(
