@@ -27,9 +27,12 @@ DEFAULT_PLUGINEVAL_SHARE = 0.25
 BudgetPart = Literal["checks", "plugineval"]
 
 
-def budget_ledger(workdir: Path, run_key: str, part: BudgetPart = "checks") -> Path:
-    """Where one budget of `run_key` is kept across processes and invocations."""
-    digest = hashlib.sha256(run_key.encode()).hexdigest()[:16]
+def budget_ledger(
+    workdir: Path, run_key: str, part: BudgetPart = "checks", fingerprint: str = ""
+) -> Path:
+    """Where one budget of an evaluation of `run_key` (its `fingerprint`: inputs and
+    settings) is kept across processes and invocations."""
+    digest = hashlib.sha256(f"{run_key}\0{fingerprint}".encode()).hexdigest()[:16]
     return workdir / "budgets" / (f"{digest}.json" if part == "checks" else f"{digest}.{part}.json")
 
 
@@ -91,7 +94,12 @@ class EvalflowResource(dg.ConfigurableResource):
         return skills_dir is not None and self.judge_name(manifest_judge) in PLUGINEVAL_JUDGES
 
     def budget_for(
-        self, run_key: str | None, part: BudgetPart = "checks", *, split: bool = False
+        self,
+        run_key: str | None,
+        part: BudgetPart = "checks",
+        *,
+        split: bool = False,
+        fingerprint: str = "",
     ) -> Budget | None:
         """One budget of framework run `run_key` (None without a cost limit).
 
@@ -102,8 +110,10 @@ class EvalflowResource(dg.ConfigurableResource):
         so the run's total stays within the limit. The parts run in separate assets, possibly
         separate processes (multiprocess executor, step retries), and a run may be killed and
         run again, so each keeps its ledger under the warehouse (`budget_ledger`): the limit
-        bounds what was paid on that run key in total, over every invocation (raise
-        --max-cost to allow more). Without a run key it lives in this resource."""
+        bounds what one evaluation — the run key at one `fingerprint` of its inputs and
+        settings — paid in total, over every invocation; a nightly re-evaluation of changed
+        inputs is a new evaluation with its own budget. Without a run key it lives in this
+        resource."""
         limit = self.cost_limit()
         if limit is None:
             return None
@@ -111,24 +121,31 @@ class EvalflowResource(dg.ConfigurableResource):
             limit *= plugineval_share()
         elif split:
             limit *= 1 - plugineval_share()
-        key = f"{run_key or ''}\0{part}\0{limit!r}"
+        key = f"{run_key or ''}\0{fingerprint}\0{part}\0{limit!r}"
         if key not in self._budgets:
             ledger = None
             if run_key:
-                ledger = budget_ledger(self.get_warehouse().workdir, run_key, part)
+                workdir = self.get_warehouse().workdir
+                ledger = budget_ledger(workdir, run_key, part, fingerprint)
             self._budgets[key] = Budget(limit, ledger=ledger)
         return self._budgets[key]
 
     def get_judge(
-        self, manifest_judge: str | None, *, run_key: str | None = None, split: bool = False
+        self,
+        manifest_judge: str | None,
+        *,
+        run_key: str | None = None,
+        fingerprint: str = "",
+        split: bool = False,
     ) -> Judge:
         """The judge, with its response cache under the warehouse and the checks' budget of
-        framework run `run_key` (`budget_for`; `split` when PluginEval is judged too)."""
+        the evaluation of `run_key` at `fingerprint` (`budget_for`; `split` when PluginEval
+        is judged too)."""
         warehouse = self.get_warehouse()
         return make_judge(
             self.judge_name(manifest_judge),
             cache_dir=warehouse.workdir / "cache",
             labels_path=Path(self.labels) if self.labels else None,
-            budget=self.budget_for(run_key, split=split),
+            budget=self.budget_for(run_key, split=split, fingerprint=fingerprint),
             rejudge=self.rejudge == "unscored",
         )

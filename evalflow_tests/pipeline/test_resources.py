@@ -52,3 +52,20 @@ def test_every_run_of_one_run_key_shares_one_ledgered_budget(tmp_path: Path) -> 
     assert raised is not None and raised.spent == pytest.approx(0.3)  # more with a higher limit
     other = EvalflowResource(warehouse=str(tmp_path), max_cost_usd=0.5).budget_for("rk2")
     assert other is not None and other.spent == 0.0
+
+
+def test_a_new_evaluation_of_a_run_key_gets_its_own_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed and run again (same inputs and settings): the same ledger, so the limit holds over
+    # both. A nightly re-evaluation of changed inputs: its own ledger, not an exhausted one.
+    monkeypatch.setenv("EVALFLOW_MAX_COST_USD", "1")
+    first = EvalflowResource(warehouse=str(tmp_path)).budget_for("rk", fingerprint="f1")
+    again = EvalflowResource(warehouse=str(tmp_path)).budget_for("rk", fingerprint="f1")
+    changed = EvalflowResource(warehouse=str(tmp_path)).budget_for("rk", fingerprint="f2")
+    assert first is not None and again is not None and changed is not None
+    first.settle(first.reserve(0.9), 0.9)
+    with pytest.raises(BudgetExceededError):
+        again.reserve(0.2)
+    changed.settle(changed.reserve(0.2), 0.2)
+    assert first.ledger == again.ledger != changed.ledger

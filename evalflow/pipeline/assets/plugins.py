@@ -49,7 +49,10 @@ OFFLINE = EvalOptions(depth=DEPTH, seed=SEED)
 
 
 def plugin_options(
-    evalflow: EvalflowResource, manifest_judge: str | None, run_key: str | None = None
+    evalflow: EvalflowResource,
+    manifest_judge: str | None,
+    run_key: str | None = None,
+    fingerprint: str = "",
 ) -> EvalOptions:
     """Offline (static + simulated Monte Carlo) unless the run is judged by Claude: then the
     judge layer and the Monte Carlo layer use Claude too, with the run's cache and
@@ -65,7 +68,7 @@ def plugin_options(
     require_api_key("--judge anthropic")
     warehouse = evalflow.get_warehouse()
     cache_dir = warehouse.workdir / "cache"
-    budget = evalflow.budget_for(run_key, "plugineval")
+    budget = evalflow.budget_for(run_key, "plugineval", fingerprint=fingerprint)
     claude = ClaudeSettings.from_env(rejudge=evalflow.rejudge == "unscored")
     judges = make_plugin_judges([claude.model], cache_dir=cache_dir, budget=budget, seed=SEED)
     mc = ClaudeMcFactory(claude, cache_dir=cache_dir, budget=budget)
@@ -178,7 +181,8 @@ def plugineval(
     """Score the framework's own skills/plugins (PluginEval: static, judge, Monte Carlo)."""
     loaded = load_manifest(manifest_for(evalflow.get_warehouse(), context.partition_key))
     skills = loaded.manifest.skills_dir
-    options = plugin_options(evalflow, loaded.manifest.judge, context.partition_key)
+    fingerprint = str(run_manifest["fingerprint"].iloc[0])
+    options = plugin_options(evalflow, loaded.manifest.judge, context.partition_key, fingerprint)
     tables = plugin_tables(loaded.resolve(skills) if skills else None, options)
     composite = tables[3]
     root = evalflow.get_warehouse().workdir

@@ -56,6 +56,7 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
         judge = evalflow.get_judge(
             manifest.judge,
             run_key=prepared.run_key,
+            fingerprint=str(run_manifest["fingerprint"].iloc[0]),
             split=evalflow.plugineval_judged(manifest.judge, manifest.skills_dir),
         )
         acceptance = acceptance_from_frame(acceptance_runs)
