@@ -141,9 +141,12 @@ def _smoke(tmp: Path) -> int:
     decided, checks, lines = measure(prd, repo, "base", "head")
     print(f"smoke: {decided}/{checks} checks decided")
     print("\n".join(lines))
-    # The provider is registered (MET); its T-check has no test to assert it (proven UNMET);
-    # the declared, never assigned timestamps are no proof (UNSCORED, never a false MET).
-    return 0 if decided == 2 and not any("S1-AC2" in line for line in lines) else 1
+    # The provider is registered (MET); the run has no test file, so no test asserts either
+    # T-check (proven UNMET); the declared, never assigned timestamps are no proof (UNSCORED,
+    # never a false MET).
+    ids = {line.split()[0]: line.split()[1] for line in lines}
+    expected = {"S1-AC1-I1": "MET", "S1-AC1-T1": "UNMET", "S1-AC2-T1": "UNMET"}
+    return 0 if ids == expected else 1
 
 
 def main() -> int:
