@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,9 @@ from evalflow.domain.models import CheckedRuns
 from evalflow.errors import InputError
 from evalflow.io.inputs import Benchmark, load_benchmark, lock_path, read_text
 from evalflow.repo.git import throwaway_workspace
+
+if TYPE_CHECKING:
+    from evalflow.repo.snapshot import RepoSnapshot
 
 baseline_argument = click.argument(
     "baseline", type=click.Path(path_type=Path), default="_ac-baseline.yaml"
@@ -131,7 +135,9 @@ def freeze(baseline: Path, force: bool) -> None:
 @click.option("--repo", "repos", type=click.Path(path_type=Path), multiple=True,
               help="A run's repository (read through git), once per run: offline, probes "
                    "are proposed from identifiers the PRD fixes that decide a check in at "
-                   "least two runs; claude (one --repo): its probes are tried there.")  # fmt: skip
+                   "least two runs; claude: its probes are tried in every run, a probe "
+                   "counting in one run of several is written proposed, and the runs are "
+                   "recorded (checked_against).")  # fmt: skip
 @click.option("--head", "heads", multiple=True,
               help="Commit of each --repo, in order (one --head: all; default HEAD).")  # fmt: skip
 @click.option("--accept-proposals", is_flag=True,
@@ -183,9 +189,10 @@ def draft(
         if given is not None and drafter != "claude":
             raise InputError(f"{name} is read by the Claude drafter only", where=name,
                              fix="pass --drafter claude, or drop it")  # fmt: skip
-    if drafter == "claude" and len(repos) > 1:
-        raise InputError("the Claude drafter verifies its probes against one --repo",
-                         where="--repo", fix="pass one --repo, or --drafter offline")  # fmt: skip
+    names = [r.resolve().name for r in repos]  # a run's name in the draft and its record
+    if len(set(names)) < len(names):
+        raise InputError("two --repo folders have the same name", where="--repo",
+                         fix="give each run's repository its own folder name")  # fmt: skip
     if accept_proposals and (drafter != "offline" or not repos):
         raise InputError(
             "--accept-proposals accepts the offline drafter's proposals",
@@ -202,15 +209,14 @@ def draft(
         raise InputError(f"{len(heads)} --head for {len(repos)} --repo", where="--head",
                          fix="give one --head per --repo, in order (or one for all)")  # fmt: skip
     commits = list(heads) * len(repos) if len(heads) == 1 else list(heads) or ["HEAD"] * len(repos)
-    repo = repos[0] if repos else None
+    runs = [_snapshot(r, c) for r, c in zip(repos, commits, strict=True)]
     chosen = OfflineDrafter() if drafter == "offline" else _claude_drafter(
-        repo, commits[0] if commits else "HEAD", max_cost, warehouse, anchors_from,
+        tuple(zip(names, runs, strict=True)), max_cost, warehouse, anchors_from,
         rejudge == "unscored")  # fmt: skip
     acs = chosen.draft(parsed, benchmark)
     if drafter == "offline" and repos:
         from evalflow.judges.proposals import propose
 
-        runs = [_snapshot(r, c) for r, c in zip(repos, commits, strict=True)]
         acs, count = propose(acs, runs, accept=accept_proposals)
         state = "accepted" if accept_proposals else "proposed (freeze refuses them until accepted)"
         click.echo(f"probes: {count.proposed} {state} on {count.checks_with_probes} of "
@@ -219,14 +225,20 @@ def draft(
     rel = os.path.relpath(prd.resolve(), out.resolve().parent)
     out.write_text(render_draft(acs, benchmark, str(rel), mapping, chosen.name))
     click.echo(f"wrote draft {out} (review it, add probes and anchors, then freeze)")
+    if drafter == "claude" and runs:
+        _write_record(out, _draft_record(out, tuple(zip(names, runs, strict=True))))
+        click.echo(f"recorded checked_against: {', '.join(names)} (baseline lint --runs "
+                   "--record replaces it with the registered runs)")  # fmt: skip
     if drafter == "claude":
         usage = chosen.drain_usage()  # type: ignore[attr-defined]
         paid = [u for u in usage if not u.cached]
         fallbacks = sorted({ac.id for ac in acs for c in ac.checks if "offline fallback" in c.rule})
-        probes = sum(len(c.probes) for ac in acs for c in ac.checks)
+        written = [p for ac in acs for c in ac.checks for p in c.probes]
+        one_run = sum(p.proposed for p in written)
         cost = sum(u.usd for u in paid)
         click.echo(f"Claude drafter: {len(usage)} call(s), {len(usage) - len(paid)} from the "
-                   f"cache; paid ${cost:.4f}; {probes} verified probe(s)")  # fmt: skip
+                   f"cache; paid ${cost:.4f}; {len(written) - one_run} verified probe(s)"
+                   + (f", {one_run} proposed (one run only)" if one_run else ""))  # fmt: skip
         if fallbacks:
             click.echo("offline rules drafted (no valid Claude answer): " + ", ".join(fallbacks))
     for story in parsed.stories:
@@ -236,8 +248,7 @@ def draft(
 
 
 def _claude_drafter(
-    repo: Path | None,
-    head: str,
+    runs: tuple[tuple[str, RepoSnapshot], ...],
     max_cost: float | None,
     warehouse: str | None,
     anchors_from: Path | None,
@@ -249,7 +260,6 @@ def _claude_drafter(
     from evalflow.judges.anthropic_judge import ClaudeSettings
     from evalflow.judges.claude_drafter import ClaudeDrafter
 
-    snapshot = None if repo is None else _snapshot(repo, head)
     overrides: dict = {"rejudge": rejudge}
     if max_cost is not None:
         overrides["max_cost_usd"] = max_cost
@@ -261,13 +271,32 @@ def _claude_drafter(
         ).anchors
     return ClaudeDrafter(
         ClaudeSettings.from_env(**overrides),
-        snapshot=snapshot,
+        runs=runs,
         anchors=anchors,
         cache_dir=settings.warehouse(warehouse).workdir / "cache",
     )
 
 
-def _snapshot(repo: Path, head: str):
+def _draft_record(path: Path, runs: tuple[tuple[str, RepoSnapshot], ...]) -> CheckedRuns:
+    """What `lint --runs --record` records, for the draft's probes and the `--repo` runs
+    (named by their folders, every file of each as its surface): the same search."""
+    from evalflow.cli.probe import record_matches
+    from evalflow.domain.models import Baseline, CheckedRun
+    from evalflow.io.inputs import read_yaml, validate_model
+    from evalflow.judges.base import JudgeRequest
+
+    drafted = validate_model(Baseline, read_yaml(path, "baseline"), path, "baseline")
+    checks = tuple(drafted.checks())
+    requests = (
+        (CheckedRun(run=name, framework=name, head=snap.commit),
+         JudgeRequest(run_key=name, run=1, checks=checks, snapshot=snap,
+                      diff_paths=tuple(sorted(snap.files)), test_levels=drafted.test_levels))
+        for name, snap in runs
+    )  # fmt: skip
+    return record_matches(checks, requests)
+
+
+def _snapshot(repo: Path, head: str) -> RepoSnapshot:
     from evalflow.repo.git import require_repo, resolve_commit
     from evalflow.repo.snapshot import load_snapshot
 

@@ -10,6 +10,7 @@ The repository is untrusted: it is read through git objects only (`evalflow.repo
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from evalflow.io.inputs import Benchmark, load_benchmark
 from evalflow.repo.git import throwaway_workspace
 
 if TYPE_CHECKING:
+    from evalflow.judges.base import JudgeRequest
     from evalflow.judges.heuristic import CheckExplanation, ProbeMatch
 
 # Matching lines shown per probe: enough to see why a probe is too broad, bounded output.
@@ -390,45 +392,61 @@ def check_runs(
 ) -> RunsChecked:
     """Run every probe of the baseline against every run of its benchmark, with the judge's
     own search: which runs were checked (key, framework, head) and, per probe, the runs in
-    which its pattern matches (`evalflow.judges.heuristic.matching_probes`)."""
+    which its pattern matches (`record_matches`)."""
     from evalflow.io import settings
     from evalflow.io.evaluation import open_snapshot, prepare_run
     from evalflow.judges.base import JudgeRequest
-    from evalflow.judges.heuristic import HeuristicJudge, matching_probes
 
     workdir = settings.warehouse(warehouse).workdir
-    runs: list[CheckedRun] = []
     layouts: dict[str, tuple[str, ...]] = {}
-    matched: dict[str, list[list[str]]] = {
-        c.id: [[] for _ in c.probes] for _, c in bench.baseline.checks()
-    }
-    for path in benchmark_manifests(baseline, extra):
-        prepared = prepare_run(path, workdir)
-        if prepared.benchmark.baseline_sha256 != bench.baseline_sha256:
-            raise InputError("this run's manifest points at another baseline", where=str(path),
-                             fix="check only the runs of this baseline's benchmark")  # fmt: skip
-        request = JudgeRequest(
-            run_key=prepared.run_key,
-            run=1,
-            checks=tuple(bench.baseline.checks()),
-            snapshot=open_snapshot(prepared),
-            diff_paths=prepared.diff_paths,
-            test_levels=bench.baseline.test_levels,
-        )
+
+    def runs() -> Iterator[tuple[CheckedRun, JudgeRequest]]:
+        # One run prepared and held at a time.
+        for path in benchmark_manifests(baseline, extra):
+            prepared = prepare_run(path, workdir)
+            if prepared.benchmark.baseline_sha256 != bench.baseline_sha256:
+                raise InputError(
+                    "this run's manifest points at another baseline",
+                    where=str(path),
+                    fix="check only the runs of this baseline's benchmark",
+                )
+            request = JudgeRequest(
+                run_key=prepared.run_key,
+                run=1,
+                checks=tuple(bench.baseline.checks()),
+                snapshot=open_snapshot(prepared),
+                diff_paths=prepared.diff_paths,
+                test_levels=bench.baseline.test_levels,
+            )
+            layouts[prepared.run_key] = prepared.diff_paths
+            yield CheckedRun(run=prepared.run_key, framework=prepared.manifest.framework,
+                             head=prepared.head_sha), request  # fmt: skip
+
+    return RunsChecked(record_matches(bench.baseline.checks(), runs()), layouts)
+
+
+def record_matches(
+    checks: Iterable[tuple[BaselineAC, Check]], runs: Iterable[tuple[CheckedRun, JudgeRequest]]
+) -> CheckedRuns:
+    """The `checked_against` record: the runs checked and, per probe of `checks`, the runs in
+    which its pattern matches (`evalflow.judges.heuristic.matching_probes`). Shared by
+    `baseline lint --runs --record` and `baseline draft --drafter claude`."""
+    from evalflow.judges.heuristic import HeuristicJudge, matching_probes
+
+    checked: list[CheckedRun] = []
+    matched: dict[str, list[list[str]]] = {c.id: [[] for _ in c.probes] for _, c in checks}
+    for run, request in runs:
         for check_id, matches in matching_probes(HeuristicJudge(), request).items():
             for n, ok in enumerate(matches):
                 if ok:
-                    matched[check_id][n].append(prepared.run_key)
-        runs.append(CheckedRun(run=prepared.run_key, framework=prepared.manifest.framework,
-                               head=prepared.head_sha))  # fmt: skip
-        layouts[prepared.run_key] = prepared.diff_paths
-    record = CheckedRuns(
-        runs=tuple(sorted(runs, key=lambda r: r.run)),
+                    matched[check_id][n].append(run.run)
+        checked.append(run)
+    return CheckedRuns(
+        runs=tuple(sorted(checked, key=lambda r: r.run)),
         matched={
             c: tuple(tuple(sorted(keys)) for keys in per) for c, per in matched.items() if per
         },
     )
-    return RunsChecked(record, layouts)
 
 
 def _line(match: ProbeMatch, tests: bool) -> str:

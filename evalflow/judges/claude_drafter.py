@@ -14,12 +14,16 @@ produced it, written as the check's `# rule:` comment.
 The benchmark's calibration anchors (MET, UNMET, borderline, with their reasons), when given,
 are part of every question, as they are for the Claude judge.
 
-Probes: Claude sees the repository's file list and its code (bounded, as untrusted data) and
-may propose a probe per check. Each one is run by the heuristic judge's own code
-(`heuristic.explain_check`, what `evalflow probe test` shows) with every file as the diff
-surface, and kept only when a line counts as proof: production code for an impl probe (not
+Probes: Claude sees each run's file list and code (bounded, as untrusted data) and may
+propose a probe per check. Each one is run against every run (each `--repo`) by the heuristic
+judge's own code (`heuristic.explain_check`, what `evalflow probe test` shows) with every file
+as the diff surface; a line counts as proof when it is production code for an impl probe (not
 documentation, inside its `within:` scope), an asserting line of a test case for a
-test-assert probe. A dropped probe is named in the check's comment, never written.
+test-assert probe. A probe is written when it counts in as many runs as an offline proposal
+must decide its check in (`proposals.runs_needed`: two, or the one run given); one that
+counts in a single run of several fits that run's naming, not the PRD: it is written
+`proposed: true` (freeze refuses it until a person accepts it) and named in the check's
+comment. A probe that counts nowhere is named in the comment, never written.
 
 A P2 AC weighs 0: the offline rules draft it, so it is in the baseline as roadmap readiness
 without a paid call. An AC whose answer stays invalid after the one retry, or that the budget
@@ -213,23 +217,34 @@ class _Proposal(BaseModel):
         return self
 
 
-def repository_material(snapshot: RepoSnapshot | None) -> str:
-    """The file list and the code Claude reads to propose probes (bounded, deterministic:
-    files in path order, each cut at MAX_FILE_CHARS, until MAX_REPO_CHARS)."""
-    if snapshot is None:
+def repository_material(runs: tuple[tuple[str, RepoSnapshot], ...]) -> str:
+    """The file lists and the code Claude reads to propose probes (bounded, deterministic:
+    runs in the order given, each run's files in path order, each cut at MAX_FILE_CHARS,
+    until the run's share of MAX_REPO_CHARS)."""
+    if not runs:
         return "No repository was given: propose no probes."
+    if len(runs) == 1:
+        return untrusted(_run_material(runs[0][1], MAX_REPO_CHARS))
+    share = MAX_REPO_CHARS // len(runs)
+    intro = (f"{len(runs)} implementations of this PRD; propose probes that would find the "
+             "behaviour in every one of them.")  # fmt: skip
+    return untrusted("\n".join([intro, *(f"##### Run {name}\n" + _run_material(snap, share)
+                                         for name, snap in runs)]))  # fmt: skip
+
+
+def _run_material(snapshot: RepoSnapshot, cap: int) -> str:
     paths = sorted(snapshot.files)
     parts = ["Files:", *paths, ""]
     used = sum(len(p) + 1 for p in parts)
     for path in paths:
         body = snapshot.files[path].text[:MAX_FILE_CHARS]
-        if used + len(body) > MAX_REPO_CHARS:
-            parts.append(f"(further files not shown: the material is capped at {MAX_REPO_CHARS})")
+        if used + len(body) > cap:
+            parts.append(f"(further files not shown: the material is capped at {cap})")
             break
         numbered = "\n".join(f"{n}: {line}" for n, line in enumerate(body.split("\n"), 1))
         parts += [f"=== {path}", numbered]
         used += len(numbered) + len(path) + 5
-    return untrusted("\n".join(parts))
+    return "\n".join(parts)
 
 
 def anchors_text(anchors: tuple[Anchor, ...]) -> str:
@@ -294,19 +309,19 @@ class ClaudeDrafter(ClaudeBacked):
         self,
         settings: ClaudeSettings | None = None,
         *,
-        snapshot: RepoSnapshot | None = None,
+        runs: tuple[tuple[str, RepoSnapshot], ...] = (),
         test_levels: TestLevelPolicy | None = None,
         anchors: tuple[Anchor, ...] = (),
         **options: Unpack[ClaudeOptions],
     ) -> None:
         super().__init__(settings, **options)
-        self.snapshot = snapshot
+        self.runs = runs  # (name, snapshot) of each run the probes are verified against
         self.test_levels = test_levels or TestLevelPolicy()
         self.name = f"Claude drafter, {self.transport.settings.model}"
         self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
         self._material = {
             "type": "text",
-            "text": "Repository material for probes:\n" + repository_material(snapshot),
+            "text": "Repository material for probes:\n" + repository_material(runs),
             "cache_control": _EPHEMERAL,
         }
         self._anchors = [{"type": "text", "text": anchors_text(anchors)}] if anchors else []
@@ -362,11 +377,15 @@ class ClaudeDrafter(ClaudeBacked):
     ) -> DraftCheck:
         if not proposed:
             return check
-        if self.snapshot is None:
+        if not self.runs:
             return _noted(check, f"{len(proposed)} proposed probe(s) dropped: no --repo to verify")
+        from evalflow.judges.proposals import runs_needed
+
+        need = runs_needed(len(self.runs))
         wanted = "impl" if check.kind == "I" else "test-assert"
         kept: list[Probe] = []
         dropped: list[str] = []
+        one_run: list[str] = []  # fits one run's naming: a person decides
         for p in proposed:
             try:
                 probe = Probe(kind=p.kind, pattern=p.pattern, path_globs=p.path_globs or ("**",))
@@ -376,12 +395,26 @@ class ClaudeDrafter(ClaudeBacked):
             if probe.kind != wanted:
                 dropped.append(f"{p.pattern!r} is a {p.kind} probe on a {check.kind}-check")
                 continue
-            why = verify_probe(probe, ac, check, self.snapshot, self.test_levels)
-            if why is None:
+            whys = [verify_probe(probe, ac, check, snap, self.test_levels)
+                    for _, snap in self.runs]  # fmt: skip
+            counted = [name for (name, _), why in zip(self.runs, whys, strict=True) if why is None]
+            if len(counted) >= need:
                 kept.append(probe)
+            elif counted:
+                kept.append(probe.model_copy(update={"proposed": True}))
+                one_run.append(f"{p.pattern!r} (counts in run {counted[0]} only)")
+            elif len(self.runs) == 1:
+                dropped.append(f"{p.pattern!r} {whys[0]}")
             else:
-                dropped.append(f"{p.pattern!r} {why}")
-        note = f"probes: {len(proposed)} proposed, {len(kept)} verified against the repository"
+                dropped.append(f"{p.pattern!r} counts in no run (" + "; ".join(
+                    f"{name}: {why}" for (name, _), why in zip(self.runs, whys, strict=True)
+                ) + ")")  # fmt: skip
+        verified = sum(not k.proposed for k in kept)
+        where = ("against the repository" if len(self.runs) == 1
+                 else f"in at least {need} of {len(self.runs)} runs")  # fmt: skip
+        note = f"probes: {len(proposed)} proposed, {verified} verified {where}"
+        if one_run:
+            note += "; written proposed: true, to accept or refuse: " + "; ".join(one_run)
         if dropped:
             note += "; dropped " + "; ".join(dropped)
         return _noted(DraftCheck(**{**check.__dict__, "probes": tuple(kept)}), note)

@@ -63,12 +63,18 @@ def _verdict(
     return "PROVEN" if FLAG_PROVEN_ABSENT in verdict.flags else verdict.status
 
 
+def runs_needed(runs: int) -> int:
+    """In how many of `runs` a proposed probe must decide its check: two (a pattern that
+    fits one run's naming is not portable), or the one run when only one is given."""
+    return min(2, runs)
+
+
 def propose(
     acs: list[DraftAC], runs: list[RepoSnapshot], accept: bool = False
 ) -> tuple[list[DraftAC], ProposalCount]:
     """`acs` with the proposed probes written into their checks, and the counts."""
     judges = [HeuristicJudge() for _ in runs]
-    need = min(2, len(runs))
+    need = runs_needed(len(runs))
     out: list[DraftAC] = []
     total = ProposalCount()
     for ac in acs:

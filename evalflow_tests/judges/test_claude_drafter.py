@@ -85,7 +85,7 @@ def answer(turn: Turn) -> Reply:
 def _drafter(fake: FakeAnthropic, cache: Path | None, **settings: Any) -> ClaudeDrafter:
     return ClaudeDrafter(
         ClaudeSettings(timeout_s=20.0, **settings),
-        snapshot=_snapshot(),
+        runs=(("app", _snapshot()),),
         cache_dir=cache,
         base_url=fake.base_url,
         prices=TEST_PRICES,
@@ -202,3 +202,63 @@ def test_cli_claude_draft_writes_verified_probes_and_never_a_frozen_baseline(
         code, _, err = run_cli(capsys, *args, "--force")
         assert code == 2 and "frozen" in err
     assert len(fake.requests) == 1
+
+
+# A second implementation of the same PRD, in its own idiom: it publishes, it does not emit.
+OTHER = {
+    "app/trials.py": (
+        "def begin(events, uid, end):\n"
+        '    data = {"userId": uid, "trialEndsAt": end}\n'
+        '    events.publish("trial_started", data)\n'
+    ),
+    "tests/test_trials.py": "def test_begin(events):\n    begin(events, 7, 'x')\n",
+}
+TWO_RUNS = {
+    "interpretation": "",
+    "checks": [
+        _check("I", "clause", "Starting a trial emits `trial_started`.", probes=[
+            {"kind": "impl", "pattern": r'"trial_started"', "path_globs": ["app/**"]},
+            {"kind": "impl", "pattern": r'bus\.emit\("trial_started"', "path_globs": ["app/**"]}]),
+        _check("T", "level policy: unit", "A test asserts the trial start.", "unit"),
+    ],
+}  # fmt: skip
+
+
+def test_cli_claude_draft_verifies_probes_in_every_run_and_records_them(
+    make_repo, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A probe that counts in one run of two fits that run's naming: written `proposed: true`
+    (freeze refuses it until a person accepts it), not as a plain probe; the draft records
+    both runs and where each probe matched, as `baseline lint --runs --record` does."""
+    run_a, run_b = make_repo({}, CODE), make_repo({}, OTHER)
+    (tmp_path / "prd.md").write_text(PRD)
+    out = tmp_path / "_ac-baseline.yaml"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("EVALFLOW_WAREHOUSE", str(tmp_path / "wh"))
+
+    def two_runs(turn: Turn) -> Reply:
+        return Reply([tool_use(DRAFT_TOOL_NAME, TWO_RUNS, turn)], "tool_use", 300)
+
+    with FakeAnthropic(two_runs) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        code, stdout, err = run_cli(capsys, "baseline", "draft", str(tmp_path / "prd.md"),
+                                    "--benchmark", "trials", "--drafter", "claude",
+                                    "--repo", str(run_a), "--repo", str(run_b))  # fmt: skip
+    assert code == 0, err
+    asked = fake.requests[0]["messages"][0]["content"][0]["text"]
+    assert f"##### Run {run_a.name}" in asked and f"##### Run {run_b.name}" in asked
+    assert "1 verified probe(s), 1 proposed (one run only)" in stdout
+    text = out.read_text()
+    assert f"counts in run {run_a.name} only" in text
+    assert "verified in at least 2 of 2 runs" in text
+    draft = Baseline.model_validate(yaml.safe_load(text))
+    portable, one_run = draft.acs[0].checks[0].probes
+    assert (portable.pattern, portable.proposed) == (r'"trial_started"', False)
+    assert (one_run.pattern, one_run.proposed) == (r'bus\.emit\("trial_started"', True)
+    record = draft.checked_against
+    assert record is not None
+    assert [r.run for r in record.runs] == sorted([run_a.name, run_b.name])
+    assert all(len(r.head) == 40 for r in record.runs)
+    assert record.matched["S1-AC1-I1"] == (tuple(sorted([run_a.name, run_b.name])), (run_a.name,))
+    code, _, err = run_cli(capsys, "baseline", "freeze", str(out))
+    assert code == 2 and "proposed" in err  # a person accepts or refuses it first
