@@ -117,6 +117,15 @@ def freeze(baseline: Path, force: bool) -> None:
     )
     lock.write_text(bench.baseline_sha256 + "\n")
     click.echo(f"frozen {bench.baseline.benchmark}: sha256 {bench.baseline_sha256}")
+    # A run key is `benchmark.framework.run`; `baseline draft` names its --repo runs by folder.
+    prefix = f"{bench.baseline.benchmark}."
+    record = bench.baseline.checked_against
+    folders = [r.run for r in record.runs if not r.run.startswith(prefix)] if record else []
+    if folders:
+        click.echo(f"warning: checked_against names runs by folder, not run key ({folders[0]}): "
+                   "the judge counts a run's own folder as another framework's run; before "
+                   "scoring, record the registered runs (delete the lock, baseline lint --runs "
+                   "--record, freeze)")  # fmt: skip
 
 
 @baseline_group.command("draft")

@@ -262,6 +262,11 @@ def test_cli_claude_draft_verifies_probes_in_every_run_and_records_them(
     assert record.matched["S1-AC1-I1"] == (tuple(sorted([run_a.name, run_b.name])), (run_a.name,))
     code, _, err = run_cli(capsys, "baseline", "freeze", str(out))
     assert code == 2 and "proposed" in err  # a person accepts or refuses it first
+    # Accepted: it freezes, warning that the record names folders, not the runs' keys.
+    out.write_text(out.read_text().replace(", proposed: true", ""))
+    code, stdout, err = run_cli(capsys, "baseline", "freeze", str(out))
+    assert code == 0, err
+    assert f"checked_against names runs by folder, not run key ({run_a.name})" in stdout
     # A run is named by its repository's folder: two runs may not share one name.
     code, _, err = run_cli(capsys, "baseline", "draft", str(tmp_path / "prd.md"), "--benchmark",
                            "trials", "--drafter", "claude", "--out", str(tmp_path / "b.yaml"),
