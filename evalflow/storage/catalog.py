@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from evalflow.errors import InputError
+from evalflow.storage import compaction
 from evalflow.storage.history import DRIFT_VIEW, FINAL_DRIFT_SQL, HISTORY_TABLE
-from evalflow.storage.warehouse import Warehouse
+from evalflow.storage.warehouse import COMPACT_DIR, Warehouse
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -66,7 +67,7 @@ def _view_sql(warehouse: Warehouse, table: str) -> str:
         folder = (warehouse.workdir / table).as_posix()
     else:
         folder = warehouse.table_dir(table).removeprefix("file://")
-    return f'CREATE VIEW "{table}" AS SELECT * FROM {_read_parquet(f"{folder}/*/*.parquet")}'
+    return f'CREATE VIEW "{table}" AS SELECT * FROM {_read_parquet(f"{folder}/[!_]*/*.parquet")}'
 
 
 def _read_parquet(files: str | list[str]) -> str:
@@ -86,6 +87,7 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
     needs the lock an analyst's connection (read-only or read-write) holds on the current
     file: that connection keeps reading the file it opened, the next one sees the new views.
     """
+    compaction.compact(warehouse)
     tables = warehouse.tables()
     path = catalog_path(warehouse)
     if not warehouse.is_local and not _httpfs_installed():
@@ -178,6 +180,24 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, parts: list[str], *, copy:
         raise _unreadable(table, parts, exc) from exc
 
 
+def _copy(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    warehouse: Warehouse,
+    parts: list[str] | None = None,
+) -> None:
+    """A local table copied into memory: from its compacted file and the parts written since
+    when it has one, else from all of its `parts` (listed here unless given)."""
+    if (rows := compaction.source(warehouse, table)) is None:
+        _load(con, table, parts if parts is not None else warehouse.parts(table), copy=True)
+        return
+    try:
+        con.execute(f'CREATE TABLE "{table}" AS {rows}')
+    except duckdb.Error as exc:
+        where = f"{warehouse.workdir / table}/{COMPACT_DIR}/{compaction.MANIFEST}"
+        raise _unreadable(table, [where], exc) from exc
+
+
 def _reads(sql: str) -> set[str] | None:
     """The lower-cased names of the tables and views `sql` reads, by DuckDB's parser; None
     when it does not parse (running it reports the syntax error) or is refused."""
@@ -230,7 +250,7 @@ def connect(warehouse: Warehouse, sql: str | None = None) -> duckdb.DuckDBPyConn
             tables = list(warehouse.first_parts().items())
             for table, first in tables:
                 if table in reads:
-                    _load(con, table, warehouse.parts(table), copy=True)
+                    _copy(con, table, warehouse)
                 else:
                     _load(con, table, [first], copy=False)
         else:
@@ -238,7 +258,7 @@ def connect(warehouse: Warehouse, sql: str | None = None) -> duckdb.DuckDBPyConn
             tables = list(warehouse.table_parts().items())
             for table, parts in tables:
                 if fs is None:
-                    _load(con, table, parts, copy=True)
+                    _copy(con, table, warehouse, parts)
                 else:
                     con.register(table, _dataset(fs, table, parts))
         _derived_views(con, [table for table, _ in tables])

@@ -922,13 +922,14 @@ def tables_markdown() -> str:
         "Every part is written with its table's Arrow schema (the types below; a value that does",
         "not fit fails the write), so all parts of a table agree, all-null columns keep their",
         "type and empty lists are typed. `run_key` is a `string` column equal to the directory",
-        "key, the type hive partitioning reads it as, so any engine reads a table directly:",
+        "key, the type hive partitioning reads it as, so any engine reads a table directly",
+        "(`_compact/` beside the `run_key=` folders is a cache of them that readers skip):",
         "",
         "```python",
         'pyarrow.dataset.dataset("<warehouse>/ac_score", partitioning="hive").to_table()',
-        'polars.scan_parquet("<warehouse>/ac_score/**/*.parquet", hive_partitioning=True)',
+        'polars.scan_parquet("<warehouse>/ac_score/run_key=*/*.parquet", hive_partitioning=True)',
         "duckdb.sql(",
-        "    \"SELECT * FROM read_parquet('<warehouse>/ac_score/*/*.parquet', "
+        "    \"SELECT * FROM read_parquet('<warehouse>/ac_score/run_key=*/*.parquet', "
         'hive_partitioning = true)"',
         ")",
         "```",

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 PARTITION_DIR = "run_key="
 CROSS_RUN_DIR = "all"
 PART_FILE = "part.parquet"
+# A table's compacted copy of its parts (`evalflow.storage.compaction`): a cache, never a part.
+COMPACT_DIR = "_compact"
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class Warehouse:
                 if info.type == pafs.FileType.File
                 and info.base_name.endswith(".parquet")
                 and not info.base_name.startswith(".")
+                and f"/{COMPACT_DIR}/" not in info.path
             ),
             key=lambda info: info.path,
         )
@@ -198,7 +201,8 @@ class Warehouse:
         return sorted(
             info.base_name
             for info in fs.get_file_info(selector)
-            if info.type == pafs.FileType.Directory and not info.base_name.startswith(".")
+            if info.type == pafs.FileType.Directory
+            and not info.base_name.startswith((".", COMPACT_DIR))
         )
 
     def table_parts(self) -> dict[str, list[str]]:

@@ -1,0 +1,97 @@
+"""Compaction is a cache: every read answers as from the per-run parts alone, whatever was
+written, re-written or deleted around it."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pandas as pd
+
+from evalflow.storage import compaction
+from evalflow.storage.catalog import query, refresh_catalog
+from evalflow.storage.warehouse import COMPACT_DIR, Warehouse
+
+SQL = "SELECT run_key, x FROM t ORDER BY run_key, x"
+
+
+def _warehouse(tmp_path: Path, runs: int = 5) -> Warehouse:
+    wh = Warehouse(str(tmp_path / "wh"))
+    for r in range(runs):
+        wh.write("t", pd.DataFrame({"run_key": [f"k{r}"] * 2, "x": [r, r + 100]}), f"k{r}")
+    wh.write("cross", pd.DataFrame({"z": [1]}))
+    return wh
+
+
+def _rows(wh: Warehouse, sql: str = SQL) -> list[tuple]:
+    return query(wh, sql)[1]
+
+
+def test_compacted_reads_equal_the_parts_and_deleting_the_cache_is_harmless(
+    tmp_path: Path,
+) -> None:
+    wh = _warehouse(tmp_path)
+    wh.write("t", pd.DataFrame({"run_key": ["k9"], "x": [9], "y": ["new column"]}), "k9")
+    before = _rows(wh, "SELECT * FROM t ORDER BY run_key, x")
+    assert compaction.compact(wh, threshold=1) == ["t"]  # the cross-run table is not compacted
+    assert compaction.source(wh, "t") is not None
+    assert _rows(wh, "SELECT * FROM t ORDER BY run_key, x") == before
+    assert _rows(wh, "SELECT count(*) FROM t") == [(11,)]
+    assert sorted(wh.parts("t")) == wh.parts("t") and len(wh.parts("t")) == 6  # no cache part
+    assert len(wh.read("t")) == 11 and wh.read("t", "k1")["x"].tolist() == [1, 101]
+    shutil.rmtree(wh.workdir / "t" / COMPACT_DIR)
+    assert compaction.source(wh, "t") is None
+    assert _rows(wh, "SELECT * FROM t ORDER BY run_key, x") == before
+
+
+def test_a_run_rewritten_or_added_after_compaction_wins(tmp_path: Path) -> None:
+    wh = _warehouse(tmp_path)
+    compaction.compact(wh, threshold=1)
+    wh.write("t", pd.DataFrame({"run_key": ["k2"], "x": [-2]}), "k2")  # re-evaluated
+    wh.write("t", pd.DataFrame({"run_key": ["k7"], "x": [7]}), "k7")  # new since
+    rows = _rows(wh)
+    assert [r for r in rows if r[0] == "k2"] == [("k2", -2)]
+    assert ("k7", 7) in rows and len(rows) == 10
+    shutil.rmtree(wh.workdir / "t" / "run_key=k3")  # a deleted part leaves the table too
+    assert all(r[0] != "k3" for r in _rows(wh))
+    assert compaction.compact(wh, threshold=64) == []  # 2 parts outside: below the threshold
+    assert compaction.compact(wh, threshold=2) == ["t"]
+    assert [r for r in _rows(wh) if r[0] == "k2"] == [("k2", -2)]
+
+
+def test_the_catalog_compacts_and_its_views_skip_the_cache(tmp_path: Path) -> None:
+    import duckdb
+
+    wh = _warehouse(tmp_path, runs=compaction.THRESHOLD)
+    refresh_catalog(wh)
+    assert (wh.workdir / "t" / COMPACT_DIR / compaction.MANIFEST).is_file()
+    with duckdb.connect(str(wh.workdir / "evalflow.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM t").fetchone() == (2 * compaction.THRESHOLD,)
+
+
+def test_a_read_during_compaction_sees_a_consistent_table(tmp_path: Path) -> None:
+    wh = _warehouse(tmp_path, runs=40)
+    expected = _rows(wh)
+    stop = threading.Event()
+
+    def compact_again() -> None:
+        while not stop.is_set():
+            compaction.compact(wh, threshold=0)
+
+    worker = threading.Thread(target=compact_again)
+    worker.start()
+    try:
+        for _ in range(30):
+            assert _rows(wh) == expected
+    finally:
+        stop.set()
+        worker.join(timeout=60)
+
+
+def test_a_table_whose_rows_do_not_carry_their_key_is_not_compacted(tmp_path: Path) -> None:
+    wh = Warehouse(str(tmp_path / "wh"))
+    wh.write("t", pd.DataFrame({"run_key": ["other"], "x": [1]}), "a")
+    wh.write("u", pd.DataFrame({"x": [1]}), "a")  # no run_key column at all
+    assert compaction.compact(wh, threshold=1) == []
+    assert _rows(wh, "SELECT x FROM t") == [(1,)]
