@@ -120,41 +120,60 @@ def compact(warehouse: Warehouse, threshold: int = THRESHOLD) -> list[str]:
         stamps = _stamps(table_dir)
         if stamps is None:
             continue
-        _, loose = _split(table_dir, stamps, _manifest(table_dir))
-        if len(loose) >= threshold and _rebuild(table_dir, stamps):
+        manifest = _manifest(table_dir)
+        current, loose = _split(table_dir, stamps, manifest)
+        if (
+            loose
+            and len(loose) >= threshold
+            and _rebuild(table_dir, stamps, manifest, current, loose)
+        ):
             rebuilt.append(table)
         _collect(table_dir)
     return rebuilt
 
 
-def _rebuild(table_dir: Path, stamps: dict[str, tuple[str, Stamp]]) -> bool:
-    """Write the compacted file of `stamps`' parts and swap its manifest in; False when a
-    part's rows do not carry its folder's key (a reader could not tell its runs apart)."""
+def _rebuild(
+    table_dir: Path,
+    stamps: dict[str, tuple[str, Stamp]],
+    manifest: dict | None,
+    current: set[str],
+    loose: list[str],
+) -> bool:
+    """Write a compacted file of the current compacted rows plus the `loose` parts, and swap
+    its manifest in (so a rebuild reads the parts written since, not every part again);
+    False when a loose part's rows do not carry its folder's key (a reader could not tell
+    its runs apart)."""
     out = table_dir / COMPACT_DIR
-    out.mkdir(exist_ok=True)
     name = f"part-{uuid.uuid4().hex}.parquet"
     temp = out / f".{name}.tmp"
-    parts = sorted(path for path, _ in stamps.values())
-    rows = f"read_parquet({_files(parts)}, {_READ_OPTIONS}, filename = true)"
     key = f"regexp_extract(filename, '{PARTITION_DIR}([^/]*)/{PART_FILE}$', 1)"
     try:
         with duckdb.connect() as con:
-            con.execute(f"CREATE TEMP TABLE rows AS SELECT * FROM {rows}")
+            con.execute(
+                "CREATE TEMP TABLE loose AS SELECT * EXCLUDE (filename), "
+                f"{key} AS _key FROM read_parquet({_files(loose)}, {_READ_OPTIONS}, "
+                "filename = true) ORDER BY filename"
+            )
             try:
-                mismatched = f"SELECT count(*) FROM rows WHERE run_key IS DISTINCT FROM {key}"
+                mismatched = "SELECT count(*) FROM loose WHERE run_key IS DISTINCT FROM _key"
                 if con.execute(mismatched).fetchone()[0]:
                     return False
             except duckdb.Error:  # no run_key column
                 return False
-            # Sorted by part path, the order the parts themselves are read in.
-            con.execute(
-                f"COPY (SELECT * EXCLUDE (filename) FROM rows ORDER BY filename) "
-                f"TO {_literal(temp.as_posix())} (FORMAT parquet)"
-            )
+            rows = "SELECT * EXCLUDE (_key) FROM loose"
+            if current and manifest is not None:
+                kept = ", ".join(map(_literal, sorted(current)))
+                compacted = _literal((out / manifest["file"]).as_posix())
+                rows = (
+                    f"SELECT * FROM read_parquet({compacted}, {_READ_OPTIONS}) "
+                    f"WHERE run_key IN ({kept}) UNION ALL BY NAME {rows}"
+                )
+            out.mkdir(exist_ok=True)
+            con.execute(f"COPY ({rows}) TO {_literal(temp.as_posix())} (FORMAT parquet)")
         os.replace(temp, out / name)
-        manifest = {"file": name, "parts": {k: list(s) for k, (_, s) in sorted(stamps.items())}}
+        held = {k: list(s) for k, (_, s) in sorted(stamps.items())}
         temp_manifest = out / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
-        temp_manifest.write_text(json.dumps(manifest, sort_keys=True))
+        temp_manifest.write_text(json.dumps({"file": name, "parts": held}, sort_keys=True))
         os.replace(temp_manifest, out / MANIFEST)
     finally:
         temp.unlink(missing_ok=True)

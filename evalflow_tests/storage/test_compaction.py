@@ -56,8 +56,9 @@ def test_a_run_rewritten_or_added_after_compaction_wins(tmp_path: Path) -> None:
     shutil.rmtree(wh.workdir / "t" / "run_key=k3")  # a deleted part leaves the table too
     assert all(r[0] != "k3" for r in _rows(wh))
     assert compaction.compact(wh, threshold=64) == []  # 2 parts outside: below the threshold
-    assert compaction.compact(wh, threshold=2) == ["t"]
-    assert [r for r in _rows(wh) if r[0] == "k2"] == [("k2", -2)]
+    before = _rows(wh)
+    assert compaction.compact(wh, threshold=2) == ["t"]  # the old file plus the 2 new parts
+    assert _rows(wh) == before and [r for r in before if r[0] == "k2"] == [("k2", -2)]
 
 
 def test_the_catalog_compacts_and_its_views_skip_the_cache(tmp_path: Path) -> None:
@@ -74,12 +75,24 @@ def test_a_read_during_compaction_sees_a_consistent_table(tmp_path: Path) -> Non
     wh = _warehouse(tmp_path, runs=40)
     expected = _rows(wh)
     stop = threading.Event()
+    errors: list[BaseException] = []
 
-    def compact_again() -> None:
-        while not stop.is_set():
-            compaction.compact(wh, threshold=0)
+    def rewrite_and_compact() -> None:
+        # Each round re-writes a run with the same rows (a new part, so the compacted copy of
+        # that run is stale) and rebuilds the compacted file.
+        try:
+            r = 0
+            while not stop.is_set():
+                key = f"k{r % 40}"
+                wh.write(
+                    "t", pd.DataFrame({"run_key": [key] * 2, "x": [r % 40, r % 40 + 100]}), key
+                )
+                assert compaction.compact(wh, threshold=1) == ["t"]
+                r += 1
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            errors.append(exc)
 
-    worker = threading.Thread(target=compact_again)
+    worker = threading.Thread(target=rewrite_and_compact)
     worker.start()
     try:
         for _ in range(30):
@@ -87,6 +100,7 @@ def test_a_read_during_compaction_sees_a_consistent_table(tmp_path: Path) -> Non
     finally:
         stop.set()
         worker.join(timeout=60)
+    assert not errors and len(list((wh.workdir / "t" / COMPACT_DIR).glob("part-*"))) > 1
 
 
 def test_a_table_whose_rows_do_not_carry_their_key_is_not_compacted(tmp_path: Path) -> None:
