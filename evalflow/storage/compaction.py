@@ -175,6 +175,10 @@ def _rebuild(
         temp_manifest = out / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
         temp_manifest.write_text(json.dumps({"file": name, "parts": held}, sort_keys=True))
         os.replace(temp_manifest, out / MANIFEST)
+    except (duckdb.Error, OSError):
+        # A cache that cannot be built is not built: a reader reads the parts, and reports a
+        # corrupt one with its own error.
+        return False
     finally:
         temp.unlink(missing_ok=True)
     return True
@@ -187,5 +191,8 @@ def _collect(table_dir: Path) -> None:
     keep = None if manifest is None else manifest["file"]
     now = time.time()
     for entry in out.glob("part-*.parquet") if out.is_dir() else []:
-        if entry.name != keep and now - entry.stat().st_mtime > _KEEP_S:
-            entry.unlink(missing_ok=True)
+        try:
+            if entry.name != keep and now - entry.stat().st_mtime > _KEEP_S:
+                entry.unlink()
+        except FileNotFoundError:  # collected by a concurrent compaction
+            pass

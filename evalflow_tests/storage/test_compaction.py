@@ -8,7 +8,9 @@ import threading
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from evalflow.errors import InputError
 from evalflow.storage import compaction
 from evalflow.storage.catalog import query, refresh_catalog
 from evalflow.storage.warehouse import COMPACT_DIR, Warehouse
@@ -109,3 +111,11 @@ def test_a_table_whose_rows_do_not_carry_their_key_is_not_compacted(tmp_path: Pa
     wh.write("u", pd.DataFrame({"x": [1]}), "a")  # no run_key column at all
     assert compaction.compact(wh, threshold=1) == []
     assert _rows(wh, "SELECT x FROM t") == [(1,)]
+
+
+def test_a_corrupt_part_is_not_compacted_and_the_read_reports_it(tmp_path: Path) -> None:
+    wh = _warehouse(tmp_path)
+    (wh.workdir / "t" / "run_key=k1" / "part.parquet").write_bytes(b"not parquet")
+    assert compaction.compact(wh, threshold=1) == []
+    with pytest.raises(InputError, match="cannot be read"):
+        _rows(wh)
