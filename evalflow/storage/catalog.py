@@ -26,7 +26,9 @@ bodies, `query_table`) are copied into memory before the lockdown; every other t
 view over its first part, whose columns DuckDB bound at creation, so `SHOW TABLES` and
 `information_schema` list it, and reading it some way the parser cannot see fails loudly (a
 permission error), never with an empty answer; SQL the parser cannot name tables for copies
-every table. The copy costs time and memory in proportion to what the SQL reads, and a
+every table. A table with a compacted file (`evalflow.storage.compaction`, rebuilt by every
+refresh) is copied from it plus the parts written since, so a read of 1,000 runs opens a
+few files, not 1,000. The copy costs time and memory in proportion to what the SQL reads, and a
 table the SQL does not read costs one directory listing, not a listing and a schema read
 per part (`SELECT 1` stays flat as runs accumulate). A warehouse URI (`s3://…`,
 `file://…`) is read through `pyarrow.fs` as Arrow datasets, since DuckDB would need its
@@ -81,7 +83,8 @@ def _read_parquet(files: str | list[str]) -> str:
 
 
 def refresh_catalog(warehouse: Warehouse) -> list[str]:
-    """Write a fresh catalog with a view per table and swap it in; returns the table names.
+    """Compact the warehouse's per-run tables (`compaction.compact`), then write a fresh
+    catalog with a view per table and swap it in; returns the table names.
 
     The new file is built under a private name and renamed over the old one, so a run never
     needs the lock an analyst's connection (read-only or read-write) holds on the current
