@@ -123,8 +123,8 @@ def freeze(baseline: Path, force: bool) -> None:
     folders = [r.run for r in record.runs if not r.run.startswith(prefix)] if record else []
     if folders:
         click.echo(f"warning: checked_against names runs by folder, not run key ({folders[0]}): "
-                   "the judge counts a run's own folder as another framework's run; before "
-                   "scoring, record the registered runs (delete the lock, baseline lint --runs "
+                   "the judge ignores runs not named by run key, so those probes prove no "
+                   "absence; record the registered runs (delete the lock, baseline lint --runs "
                    "--record, freeze)")  # fmt: skip
 
 

@@ -135,14 +135,22 @@ def portable_probes(record: CheckedRuns | None, run_key: str) -> frozenset[tuple
     least PORTABLE_FRAMEWORKS frameworks other than `run_key`."""
     if record is None:
         return frozenset()
-    framework = {r.run: r.framework for r in record.runs}
+    # Only runs named by run key count: a draft names its `--repo` runs by folder, and the
+    # judged run's own folder would pass for "another framework" (a false proof of absence).
+    framework = {r.run: r.framework for r in record.runs if _framework_of(r.run) == r.framework}
     out: set[tuple[str, int]] = set()
     for check_id, per_probe in record.matched.items():
         for n, runs in enumerate(per_probe, start=1):
-            others = {framework.get(r, r) for r in runs if r != run_key}
+            others = {framework[r] for r in runs if r in framework and r != run_key}
             if len(others) >= PORTABLE_FRAMEWORKS:
                 out.add((check_id, n))
     return frozenset(out)
+
+
+def _framework_of(run_key: str) -> str | None:
+    """The framework of a run key `<benchmark>.<framework>.<run>`, else None."""
+    parts = run_key.split(".")
+    return parts[1] if len(parts) == 3 and all(parts) else None
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,27 @@ def test_a_probe_is_portable_where_it_matched_in_two_other_frameworks() -> None:
     assert portable_probes(None, "b.bmad.r1") == frozenset()
 
 
+def test_runs_named_by_folder_prove_nothing() -> None:
+    # A drafted record names its --repo runs by folder: the judged run's own folder must not
+    # pass for another framework.
+    record = CheckedRuns(
+        runs=(
+            CheckedRun(run="speckit", framework="speckit", head="a"),
+            CheckedRun(run="bmad", framework="bmad", head="b"),
+            CheckedRun(run="b.kiro.r1", framework="kiro", head="d"),
+        ),
+        matched={"I1": (("speckit", "bmad", "b.kiro.r1"),)},
+    )
+    assert portable_probes(record, "b.bmad.r1") == frozenset()
+    named = record.model_copy(
+        update={
+            "runs": (*record.runs, CheckedRun(run="b.speckit.r1", framework="speckit", head="e"))
+        }
+    )
+    named = named.model_copy(update={"matched": {"I1": (("b.speckit.r1", "b.kiro.r1"),)}})
+    assert portable_probes(named, "b.bmad.r1") == {("I1", 1)}
+
+
 def test_portability_findings_flag_a_probe_fitted_to_one_run() -> None:
     check = Check(
         id="I1",
