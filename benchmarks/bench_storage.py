@@ -53,6 +53,7 @@ def verdicts(rows: int) -> pd.DataFrame:
             "cost_usd": rng.random(rows),
             "spent_usd": 0.0,
             "usage": "[]",
+            "read_blobs": "{}",
         }
     )
     return frame[columns("scoring_run_1")]
