@@ -9,6 +9,7 @@ persistent instance under `<warehouse>/dagster_home`.
 from __future__ import annotations
 
 import fcntl
+import multiprocessing
 import os
 import re
 import time
@@ -446,8 +447,11 @@ def materialize(
             if key not in stale:
                 outcomes.append(execute(warehouse_root, key, [], judge, executor, gates))
                 on_done(outcomes[-1])
+        # Spawned, not forked: this process has threads (the progress reader holds the
+        # instance's SQLite), and a child forked while one held a lock waited on it for ever.
         with ProcessPoolExecutor(
             max_workers=max(1, min(workers, len(stale))),
+            mp_context=multiprocessing.get_context("spawn"),
             initializer=_open_worker_instance,
             initargs=(warehouse_root,),
         ) as pool:
