@@ -93,7 +93,8 @@ def refresh_catalog(warehouse: Warehouse) -> list[str]:
     compaction.compact(warehouse)
     tables = warehouse.tables()
     path = catalog_path(warehouse)
-    if not warehouse.is_local and not _httpfs_installed():
+    remote = not warehouse.is_local and not warehouse.root.startswith("file://")
+    if remote and not _httpfs_installed():
         raise CatalogUnavailableError(
             "the DuckDB catalog file was not written: its views read the object store through "
             "DuckDB's httpfs extension, which is not installed here",
