@@ -78,6 +78,7 @@ import logging
 import threading
 import time
 import urllib.parse
+from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -406,7 +407,7 @@ class _Answer:
     items: list[dict[str, Any]]  # what goes back into the conversation
 
 
-class _Wire:
+class _Wire(ABC):
     """What differs between the two wire APIs; the judge's loop is the same over both."""
 
     max_field: str
@@ -414,35 +415,43 @@ class _Wire:
     def __init__(self, settings: OpenAISettings) -> None:
         self.settings = settings
 
+    @abstractmethod
     def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def body(self, raw: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def start(self, text: str) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def params(
         self, conversation: list[dict[str, Any]], *, force: bool, context: str
     ) -> dict[str, Any]:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def read(self, response: dict[str, Any]) -> _Answer:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
     def user(self, text: str) -> dict[str, Any]:
         return {"role": "user", "content": text}
 
+    @abstractmethod
     def tokens(self, response: dict[str, Any]) -> tuple[int, int, int]:
         """(input tokens, of which cached, output tokens)."""
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
+    @abstractmethod
     def stop(self, response: dict[str, Any]) -> str | None:
-        raise NotImplementedError
+        """Implemented by each wire API."""
 
     def _common(self) -> dict[str, Any]:
         s = self.settings
