@@ -18,8 +18,13 @@ UNSCORED, "no portable proof of absence":
 3. **The probe is recorded portable.** `evalflow baseline lint --runs --record` runs every
    probe against every run of the benchmark and records in the baseline, before it is frozen,
    in which runs each probe's pattern matched lines of its kind (`Baseline.checked_against`).
-   A probe that matched in runs of at least `PORTABLE_FRAMEWORKS` frameworks other than the
-   run being judged has shown it finds the behaviour whatever the idiom (`portable_probes`).
+   A probe that matched in runs other than the one being judged, of at least
+   `PORTABLE_FRAMEWORKS` frameworks, has shown it finds the behaviour whatever the idiom
+   (`portable_probes`). Another run of the judged run's own framework counts as one of them:
+   it is the closest witness that the probe reaches the idiom this run would use (measured
+   on the demo: trialist speckit r1's one such UNMET is right, its sibling r2 differs by the
+   very assertion). Runs of one framework alone never suffice (they show one idiom), and
+   the judged run's own match never counts.
 
 A probe that *does* match lines of the run but none that qualify (a test that does not assert
 it, asserts only through mocks, or at a lower level) is no silence: the judge reads those
@@ -39,8 +44,9 @@ from dataclasses import dataclass
 
 from evalflow.domain.models import Baseline, CheckedRuns
 
-# A probe is portable once it matched in runs of this many frameworks (not counting the run
-# being judged): one run shows only that the probe fits the code it was written from.
+# A probe is portable once it matched in runs of this many frameworks (the run being judged
+# not counted, its framework's other runs counted): one idiom shows only that the probe fits
+# the code it was written from.
 PORTABLE_FRAMEWORKS = 2
 NO_PORTABLE_PROOF = "no portable proof of absence"
 # The verdict flags the heuristic judge sets (`evalflow.judges.heuristic`), counted by reports.
@@ -131,8 +137,9 @@ def absence_tokens(identifier: str) -> tuple[str, ...]:
 
 
 def portable_probes(record: CheckedRuns | None, run_key: str) -> frozenset[tuple[str, int]]:
-    """(check id, 1-based probe number) of every probe recorded as matching in runs of at
-    least PORTABLE_FRAMEWORKS frameworks other than `run_key`."""
+    """(check id, 1-based probe number) of every probe recorded as matching in runs other
+    than `run_key` of at least PORTABLE_FRAMEWORKS frameworks (`run_key`'s own framework
+    among them when another of its runs matched)."""
     if record is None:
         return frozenset()
     # Only runs named by run key count: a draft names its `--repo` runs by folder, and the

@@ -76,6 +76,31 @@ def test_a_probe_is_portable_where_it_matched_in_two_other_frameworks() -> None:
     assert portable_probes(None, "b.bmad.r1") == frozenset()
 
 
+def test_a_sibling_run_of_the_judged_framework_is_one_of_the_two_witnesses() -> None:
+    # The rule decided for issue 24: runs other than the judged one, of two frameworks; the
+    # judged run's own framework may be one of them, one framework alone never suffices.
+    runs = (
+        CheckedRun(run="b.speckit.r1", framework="speckit", head="a"),
+        CheckedRun(run="b.speckit.r2", framework="speckit", head="b"),
+        CheckedRun(run="b.speckit.r3", framework="speckit", head="c"),
+        CheckedRun(run="b.kiro.r1", framework="kiro", head="d"),
+        CheckedRun(run="b.kiro.r2", framework="kiro", head="e"),
+    )
+    record = CheckedRuns(
+        runs=runs,
+        matched={
+            "sibling-and-other": (("b.speckit.r2", "b.kiro.r1"),),
+            "own-framework-only": (("b.speckit.r2", "b.speckit.r3"),),
+            "one-other-framework-only": (("b.kiro.r1", "b.kiro.r2"),),
+        },
+    )
+    assert portable_probes(record, "b.speckit.r1") == {("sibling-and-other", 1)}
+    # For a kiro run the same record reads: kiro r1 + speckit r2 (sibling-and-other), speckit
+    # r2 + r3 (one framework), kiro r1 alone besides itself.
+    assert portable_probes(record, "b.kiro.r2") == {("sibling-and-other", 1)}
+    assert portable_probes(record, "b.kiro.r1") == frozenset()
+
+
 def test_runs_named_by_folder_prove_nothing() -> None:
     # A drafted record names its --repo runs by folder: the judged run's own folder must not
     # pass for another framework.
