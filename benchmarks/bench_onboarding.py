@@ -62,6 +62,18 @@ CASES = (
     Case("10XDEVCLUB+overengineering-tictactoe-speckit", "spec-kit",
          "1322cfed6977dad2c8df9129f290c7132922ef39", "1322cfed6977dad2c8df9129f290c7132922ef39",
          ("--head", "1322cfe", "--spec", ".specify/features/game-board")),
+    # Four repositories first measured in the second onboarding round (docs/performance.md).
+    Case("bilalwebs+todo-in-memory-python-console-phase-1", "spec-kit",
+         "f941f6dced03ee5165abee39713f2bfddf35fa92", "89c241c6ec6e71dc47458a0455cc58fa09204276",
+         ("--head", "89c241c")),
+    Case("wingpchan+speckit-budgeting-app", "spec-kit",
+         "6927ad51955d5abcf98abec193c73b4d39f6d19f", "72d9f77075b09bebe1c17686dc6e01bbc00e3cdd",
+         ("--head", "72d9f77", "--spec", "specs/002-user-keyword-rules")),
+    Case("Alberto-Codes+docvet", "bmad", "f2fa411e400a089879382b82fa5b4b60b37c9165",
+         "5d6bde5b05252d2c78b525bd9190bd0ebd726c01", ("--head", "5d6bde5")),
+    Case("foxey+imaprest", "kiro", "2cb33e4d8f27b2f62af05819ae1110d9001a38da",
+         "1a5b043185c0d031408a440bca4b80f48df089e6",
+         ("--head", "1a5b043", "--spec", ".specs/pagination-and-bulk-operations")),
 )  # fmt: skip
 
 SMOKE_PRD = """\
@@ -117,6 +129,10 @@ def measure(prd: Path, repo: Path, base: str, head: str) -> tuple[int, int, list
     verdicts = HeuristicJudge().score(request)
     status = collections.Counter(v.status for v in verdicts)
     print(f"  verdicts: {dict(sorted(status.items()))}")
+    for kind in ("I", "T"):
+        of_kind = [v for (_, c), v in zip(pairs, verdicts, strict=True) if c.kind == kind]
+        decided_kind = sum(v.status != "UNSCORED" for v in of_kind)
+        print(f"  {kind}-checks decided: {decided_kind}/{len(of_kind)}")
     lines = [
         f"    {check.id} {v.status} {[p.pattern for p in check.probes]}: {v.rationale[:140]}"
         for (_, check), v in zip(pairs, verdicts, strict=True)
@@ -152,13 +168,14 @@ def _smoke(tmp: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a tiny generated repository")
+    parser.add_argument("--only", help="measure only the repository whose mirror name has this")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if args.smoke:
             return _smoke(tmp)
         mirrors = Path(os.environ.get("EVALFLOW_MIRRORS", "/work/.mirror"))
-        for case in CASES:
+        for case in (c for c in CASES if args.only is None or args.only in c.mirror):
             mirror = mirrors / case.mirror / "repo"
             print(f"== {case.mirror} ({case.fmt})")
             if not mirror.is_dir():

@@ -33,6 +33,12 @@ _AC_PREFIX = re.compile(r"^(?:AC\s*)?\d+\s*[:.)]\s*")
 # "**AC1 — Inline create flow:**" (a label line) or "AC1: Given …" (a label with its text).
 _AC_LABEL = re.compile(r"^AC\s*-?\s*\d+\b[^:]*:\s*(.*)$", re.IGNORECASE)
 _STEP = re.compile(r"^(given|when|then|and|but)\b", re.IGNORECASE)
+# A step word inside a line: "1. **Given** X, **when** Y, **then** Z" is a whole AC on one
+# list item, so the next item's "Given" opens the next AC.
+_INLINE_STEP = re.compile(r"\b(given|when|then)\b", re.IGNORECASE)
+# The story file's cross-reference to the epic's AC numbers ("… raised (AC: #3)"): a label,
+# not a behaviour.
+_AC_REF = re.compile(r"\s*\(AC:?\s*#?\d+(?:\s*,\s*#?\d+)*\)\s*$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 V6 = "_bmad-output"
 
@@ -48,7 +54,7 @@ def _gwt_blocks(doc: Doc, start: int, end: int) -> list[tuple[int, str]]:
         if re.fullmatch(r"[-*_]{3,}", raw.strip()):
             break  # a thematic break ends the story's criteria
         if text and not raw.lstrip().startswith("#"):
-            lines.append((number, text))
+            lines.append((number, _AC_REF.sub("", text)))
     if not any(_STEP.match(t) for _, t in lines):
         return []
     blocks: list[tuple[int, list[str]]] = []
@@ -69,7 +75,7 @@ def _gwt_blocks(doc: Doc, start: int, end: int) -> list[tuple[int, str]]:
         else:
             blocks[-1][1].append(text)
         if word in ("given", "when", "then"):
-            state = word
+            state = _INLINE_STEP.findall(text)[-1].lower()
     return [(n, " ".join(parts)) for n, parts in blocks if parts]
 
 
@@ -94,7 +100,7 @@ def _read_stories(doc: Doc) -> dict[tuple[int, int], tuple[str, str | None, list
         key = (int(m.group(1)), int(m.group(2)))
         sid = f"S{key[0]}.{key[1]}"
         blocks = _gwt_blocks(doc, crit + 1, stop) or [
-            (i.line, _AC_PREFIX.sub("", i.text)) for i in doc.items(crit + 1, stop)
+            (i.line, _AC_REF.sub("", _AC_PREFIX.sub("", i.text))) for i in doc.items(crit + 1, stop)
         ]
         acs = [
             ImportedAC(id=f"{sid}-AC{k}", text=text, source=where(doc, line))

@@ -1,4 +1,5 @@
-"""Kiro: `.kiro/specs/<feature>/requirements.md` (+ design.md, tasks.md) → `ImportedPRD`.
+"""Kiro: `.kiro/specs/<feature>/requirements.md` (+ design.md, tasks.md) → `ImportedPRD`;
+a folder holding Kiro's `.config.kiro` beside its requirements.md is a feature too.
 
 Read: each `### Requirement N[: Title]` is story `RN` (title from the heading, else its
 `**User Story:**` line); its numbered "Acceptance Criteria" — EARS sentences such as
@@ -35,6 +36,21 @@ _CRITERIA = re.compile(r"^(?:acceptance\s+criteria\b|受け入れ基準|受入�
 _PRIORITY = re.compile(r"^\s*priority\s*:\s*([A-Za-z0-9]+)", re.IGNORECASE)
 
 
+def _features(files: Mapping[str, str]) -> list[str]:
+    """The feature folders: `.kiro/specs/<feature>`, and any folder whose `requirements.md`
+    sits beside Kiro's own `.config.kiro` — a project may keep its specs elsewhere with
+    `.kiro/specs` a symbolic link to them (foxey/imaprest: `.kiro/specs -> ../.specs`), and a
+    snapshot never follows a link."""
+    marked = {p.rsplit("/", 1)[0] for p in files if p.endswith("/.config.kiro")}
+    return sorted(
+        folder
+        for p in files
+        if p.endswith("requirements.md")
+        for folder in [p.rsplit("/", 1)[0] if "/" in p else ""]
+        if _FEATURE.match(p) or folder in marked
+    )
+
+
 def import_kiro(
     files: Mapping[str, str], spec: str | None = None, priorities: PriorityMap | None = None
 ) -> ImportedPRD:
@@ -42,9 +58,9 @@ def import_kiro(
     notes: list[str] = []
     spec = choose_feature(
         spec,
-        sorted(p.rsplit("/", 1)[0] for p in files if _FEATURE.match(p)),
+        _features(files),
         document="requirements.md",
-        layout=".kiro/specs/<feature>/requirements.md",
+        layout=".kiro/specs/<feature>/requirements.md, or a folder with .config.kiro",
         framework="Kiro",
         notes=notes,
     )

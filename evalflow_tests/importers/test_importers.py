@@ -217,6 +217,28 @@ def test_bmad_v6_epics_blocks_and_implementation_artifacts() -> None:
     assert any("1-2-remove-an-item.md (refined) over" in n for n in prd.notes)
 
 
+def test_bmad_v6_story_file_with_one_given_when_then_per_list_item() -> None:
+    # A v6 story file may write each AC as one numbered item, Given, when and then inline,
+    # ending with its epic cross-reference: each item is one AC (on Alberto-Codes/docvet the
+    # five of Story 1.2 were read as one AC), the "(AC: #n)" label is no behaviour.
+    story = (
+        "# Story 1.2: Create Finding Dataclass\n\n## Acceptance Criteria\n\n"
+        "1. **Given** the module, **when** imported, **then** it exports `Finding` (AC: #1)\n\n"
+        "2. **Given** a `Finding`, **when** a field is assigned, **then** an error is raised "
+        "(AC: #2, #3)\n\n"
+        "3. **Given** the `rule` field, **when** constructed, **then** it accepts any string\n"
+        "   **And** the value is kept\n\n## Tasks / Subtasks\n\n- [x] Task 1 (AC: #1)\n"
+    )
+    files = {"_bmad-output/implementation-artifacts/1-2-finding.md": story}
+    prd = IMPORTERS["bmad"](files, None, None)
+    assert [a.text for a in prd.stories[0].acs] == [
+        "Given the module, when imported, then it exports `Finding`",
+        "Given a `Finding`, when a field is assigned, then an error is raised",
+        "Given the `rule` field, when constructed, then it accepts any string And the value "
+        "is kept",
+    ]
+
+
 def test_gates_follow_what_the_project_declares() -> None:
     def gates(files: dict[str, str]) -> dict:
         return {k: v[0] for k, v in guess_gates(files).items()}
@@ -244,6 +266,25 @@ def test_gates_follow_what_the_project_declares() -> None:
     assert js["lint"][0] == "npm run lint && npm run typecheck"
     # A stray requirements.txt in a TypeScript repository installs nothing.
     assert js["setup"][0] == (NPM_CI,) and "requirements.txt ignored" in js["setup"][1]
+
+
+def test_kiro_feature_found_by_its_config_outside_kiro_specs() -> None:
+    # `.kiro/specs` may be a symbolic link (`-> ../.specs`), which a snapshot never follows:
+    # the folder with Kiro's `.config.kiro` beside requirements.md is the feature.
+    req = (
+        "# Requirements\n\n### Requirement 1: Paging\n\n#### Acceptance Criteria\n\n"
+        "1. WHEN no `limit` is given, THE API SHALL return 50 messages\n"
+    )
+    files = {
+        ".specs/a-search/.config.kiro": "{}", ".specs/a-search/requirements.md": req,
+        ".specs/b-paging/.config.kiro": "{}", ".specs/b-paging/requirements.md": req,
+        "docs/requirements.md": req,  # no .config.kiro beside it: not a Kiro feature
+    }  # fmt: skip
+    prd = IMPORTERS["kiro"](files, None, None)
+    assert prd.spec_dir == ".specs/b-paging"
+    assert prd.stories[0].acs[0].text.startswith("WHEN no `limit` is given")
+    with pytest.raises(InputError, match="no Kiro feature found"):
+        IMPORTERS["kiro"]({"docs/requirements.md": req}, None, None)
 
 
 def test_kiro_in_japanese_is_imported_verbatim() -> None:
