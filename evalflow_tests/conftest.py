@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,15 @@ from evalflow_tests.mini_benchmark import make_mini
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO = REPO_ROOT / "data" / "benchmarks" / "trialist"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _host_mirrors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The git mirrors of the tests' repositories (and of their subprocesses') in a directory
+    of this session, not in the user's ~/.cache/evalflow/mirrors."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("EVALFLOW_MIRROR_DIR", str(tmp_path_factory.mktemp("mirrors")))
+        yield
 
 
 @pytest.fixture(autouse=True)

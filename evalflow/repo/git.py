@@ -8,12 +8,16 @@ with ``--no-local`` is safe — only upload-pack reads it, and upload-pack is de
 dangerous repository config and run no hooks — while most other commands must not run in an
 untrusted ``.git``. So this module owns:
 
-- **the mirror**: one evalflow-owned bare repository per evaluated repository and process
+- **the mirror**: one evalflow-owned bare repository per evaluated repository path
   (``git init --bare`` with an empty template, config written by evalflow, then
   ``git fetch --prune <repo> +refs/*:refs/* +HEAD:refs/evalflow/HEAD``, a ``--no-local``
   transfer through upload-pack). Every read — ``rev-parse``, ``ls-tree``, ``cat-file``, diffs,
   the gates' clones — runs with ``--git-dir=<mirror>``. The mirror is refreshed only when
-  ``git ls-remote`` (upload-pack again) shows the repository's refs or HEAD moved.
+  ``git ls-remote`` (upload-pack again) shows the repository's refs or HEAD moved since its
+  last fetch. Mirrors live in the host's mirror directory (`mirror_dir`), kept between runs
+  and shared by every warehouse and process of the user (made and fetched under a lock per
+  mirror, evicted once their repository is gone), or with ``EVALFLOW_MIRROR_DIR=off`` in the
+  process's workspace.
 - **the working tree** (WORKTREE mode, the guard): ``git --git-dir=<mirror> --work-tree=<repo>``
   with ``GIT_INDEX_FILE`` a throw-away index built from a commit by ``read-tree``, so the
   repository's own index, config, fsmonitor and hooks are never read; ``.gitattributes`` filters
@@ -23,11 +27,11 @@ untrusted ``.git``. So this module owns:
   config, hooks and fsmonitor off on the command line, ``safe.bareRepository=explicit``, only
   the ``file`` transport, ``--no-ext-diff --no-textconv`` on every diff, and a timeout.
 
-The workspace (mirrors, empty home, temporary indexes, and through `scratch_dir` the gates'
-sandboxes) is a per-process directory under the warehouse's work directory (`use_work_root`;
-the system temp directory only for commands without a warehouse), locked by its process while
-it lives and removed at exit — and, when a run was killed, by the next run, which finds its
-lock free.
+The workspace (empty home, temporary indexes, per-process mirrors, and through `scratch_dir`
+the gates' sandboxes) is a per-process directory under the warehouse's work directory
+(`use_work_root`; the system temp directory only for commands without a warehouse), locked
+by its process while it lives and removed at exit — and, when a run was killed, by the next
+run, which finds its lock free.
 Callers pass the evaluated repository's path; none ever sees the mirror.
 """
 
@@ -108,6 +112,7 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class _Mirror:
     path: Path
     advert: bytes = b""
+    shared: bool = False  # in the host's mirror directory (`mirror_dir`), not the workspace
 
 
 @dataclass
@@ -119,6 +124,8 @@ class _Workspace:
     held: int  # the descriptor holding the workspace's lock
     mirrors: dict[Path, _Mirror] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Shared locks on the host mirrors this process uses (`_use_lock`), held until it ends.
+    in_use: dict[Path, int] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
@@ -264,6 +271,8 @@ def throwaway_workspace() -> Iterator[None]:
                     del _STATE[key]
                     remove_tree(ws.root)
                     os.close(ws.held)
+                    for fd in ws.in_use.values():
+                        os.close(fd)
 
 
 def git_env() -> dict[str, str]:
@@ -458,19 +467,146 @@ def _linked_entry(dot_git: Path) -> str:
     return ""
 
 
-def _mirror_path(ws: _Workspace, top: Path) -> Path:
-    key = hashlib.sha256(str(top).encode()).hexdigest()[:20]
-    return ws.root / "mirrors" / f"{key}.git"
+MIRROR_DIR_ENV = "EVALFLOW_MIRROR_DIR"
+_OFF = "off"
+# In a host mirror: written last when it is made (the repository it mirrors, for eviction) …
+_READY = "evalflow-mirror"
+# … and after every fetch: the repository's refs (`ls-remote`) the mirror now holds.
+_ADVERT = "evalflow-advert"
+_HOST_ROOTS: dict[tuple[int, Path], Path] = {}
 
 
-def _create_mirror(ws: _Workspace, top: Path) -> _Mirror:
-    path = _mirror_path(ws, top)
+def mirror_dir() -> Path | None:
+    """The host's mirror directory: `EVALFLOW_MIRROR_DIR`, by default
+    ``$XDG_CACHE_HOME/evalflow/mirrors`` (``~/.cache/evalflow/mirrors``); None when the
+    variable is ``off`` (then each process keeps its own mirrors in its workspace)."""
+    raw = os.environ.get(MIRROR_DIR_ENV, "").strip()
+    if raw == _OFF:
+        return None
+    if raw:
+        if not os.path.isabs(raw):
+            raise InputError(
+                f"{MIRROR_DIR_ENV}={raw!r} is not an absolute path",
+                fix=f"give an absolute directory, or {MIRROR_DIR_ENV}=off",
+            )
+        return Path(raw)
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(cache) if os.path.isabs(cache) else Path.home() / ".cache"
+    return base / "evalflow" / "mirrors"
+
+
+def _host_root() -> Path | None:
+    """`mirror_dir`, made private to this user and rid of mirrors whose repository is gone
+    (once per process and directory)."""
+    root = mirror_dir()
+    if root is None:
+        return None
+    key = (os.getpid(), root)
+    if key not in _HOST_ROOTS:
+        try:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            if os.environ.get(MIRROR_DIR_ENV, "").strip():
+                raise InputError(
+                    f"cannot make the mirror directory: {exc.strerror}",
+                    where=str(root),
+                    fix=f"set {MIRROR_DIR_ENV} to a writable directory, or to off",
+                ) from exc
+            return None  # no usable home (a service account): per-process mirrors
+        st = os.stat(root)
+        # A mirror's config is trusted (git runs with it): nobody else may write there.
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise InputError(
+                "the mirror directory is writable by another user",
+                where=str(root),
+                fix=f"chmod 700 it, or set {MIRROR_DIR_ENV} to a directory of yours",
+            )
+        _evict_gone(root)
+        _HOST_ROOTS[key] = root
+    return root
+
+
+def _lock_fd(path: Path, how: int) -> int | None:
+    """An open descriptor of the lock file `path` holding `how`; None when ``LOCK_NB`` was
+    asked and another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _evict_gone(root: Path) -> None:
+    """Remove the host mirrors whose repository no longer exists and that no process uses
+    (a process holds its mirror's ``.use`` lock shared while it lives). The lock files stay:
+    removing one another process waits on would let two processes make the same mirror."""
+    for ready in root.glob(f"*.git/{_READY}"):
+        mirror = ready.parent
+        try:
+            source = ready.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if os.path.lexists(Path(source) / ".git"):
+            continue
+        fd = _lock_fd(root / f"{mirror.stem}.use", fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if fd is not None:
+            try:
+                remove_tree(mirror)
+            finally:
+                os.close(fd)
+
+
+def _mirror_key(top: Path) -> str:
+    return hashlib.sha256(str(top).encode()).hexdigest()[:20]
+
+
+def _init_mirror(ws: _Workspace, top: Path, path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)  # what an `init` stopped by its bound left
     _run(["init", "--quiet", "--bare", f"--template={ws.template}", str(path)], where=top)
     for key, value in _MIRROR_CONFIG:
         _run([f"--git-dir={path}", "config", key, value], where=top)
     _run([f"--git-dir={path}", "symbolic-ref", "HEAD", _HEAD_REF], where=top)
-    return _Mirror(path)
+
+
+def _open_mirror(ws: _Workspace, top: Path) -> _Mirror:
+    """The mirror of `top` this process reads: the host's (made when missing; its ``.use``
+    lock held shared until the process ends, so no eviction removes it meanwhile), or with
+    `EVALFLOW_MIRROR_DIR=off` a fresh one in the workspace."""
+    root = _host_root()
+    key = _mirror_key(top)
+    if root is None:
+        path = ws.root / "mirrors" / f"{key}.git"
+        _init_mirror(ws, top, path)
+        return _Mirror(path)
+    path = root / f"{key}.git"
+    if path not in ws.in_use:
+        fd = _lock_fd(root / f"{key}.use", fcntl.LOCK_SH)
+        assert fd is not None  # a blocking lock
+        ws.in_use[path] = fd
+    with _sync_lock(root, key):
+        if not (path / _READY).is_file():
+            _init_mirror(ws, top, path)
+            (path / _READY).write_text(str(top), encoding="utf-8")
+    return _Mirror(path, shared=True)
+
+
+@contextmanager
+def _sync_lock(root: Path | None, key: str) -> Iterator[None]:
+    """Held while a host mirror is made or fetched: one process at a time per mirror (the
+    others wait, then find it fetched); readers need none, a fetch only adds objects."""
+    if root is None:
+        yield
+        return
+    fd = _lock_fd(root / f"{key}.lock", fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        os.close(fd)  # type: ignore[arg-type]
 
 
 def _copy_excludes(top: Path, mirror: Path) -> None:
@@ -478,40 +614,57 @@ def _copy_excludes(top: Path, mirror: Path) -> None:
     _, data = read_regular(top, ".git/info/exclude", _MAX_EXCLUDE_BYTES)
     target = mirror / "info" / "exclude"
     target.parent.mkdir(exist_ok=True)
-    target.write_bytes(data or b"")
+    if not target.is_file() or target.read_bytes() != (data or b""):
+        target.write_bytes(data or b"")
 
 
 def _sync(top: Path) -> _Mirror:
-    """The mirror of `top`, created or fetched so its refs and HEAD equal the repository's."""
+    """The mirror of `top`, fetched so its refs and HEAD equal the repository's.
+
+    `ls-remote` (upload-pack's advertisement, milliseconds) tells whether anything moved
+    since the mirror's last fetch — by this process or, for a host mirror, any earlier run:
+    an unchanged repository is never fetched again, a changed one fetches only new objects.
+    """
     _refuse_foreign(top)
     ws = _workspace()
     with ws.lock:
-        mirror = ws.mirrors.get(top) or _create_mirror(ws, top)
+        mirror = ws.mirrors.get(top) or _open_mirror(ws, top)
         ws.mirrors[top] = mirror
-        advert = _run([f"--git-dir={mirror.path}", "ls-remote", str(top)], where=top)
-        if advert != mirror.advert:
-            has_head = any(line.endswith(b"\tHEAD") for line in advert.splitlines())
-            refspecs = ["+refs/*:refs/*", *([f"+HEAD:{_HEAD_REF}"] if has_head else [])]
-            if advert:
-                _run(
-                    [
-                        f"--git-dir={mirror.path}",
-                        "fetch",
-                        "--quiet",
-                        "--prune",
-                        "--no-tags",
-                        "--no-recurse-submodules",
-                        "--no-write-fetch-head",
-                        str(top),
-                        *refspecs,
-                    ],
-                    where=top,
-                )
-            if not has_head:
-                _run([f"--git-dir={mirror.path}", "update-ref", "-d", _HEAD_REF], where=top)
+        with _sync_lock(mirror.path.parent if mirror.shared else None, mirror.path.stem):
+            advert = _run([f"--git-dir={mirror.path}", "ls-remote", str(top)], where=top)
+            stored = mirror.path / _ADVERT
+            if mirror.shared and stored.is_file():
+                mirror.advert = stored.read_bytes()
+            if advert != mirror.advert:
+                _fetch(top, mirror.path, advert)
+                if mirror.shared:
+                    stored.write_bytes(advert)
+                mirror.advert = advert
             _copy_excludes(top, mirror.path)
-            mirror.advert = advert
         return mirror
+
+
+def _fetch(top: Path, mirror: Path, advert: bytes) -> None:
+    """Fetch every ref and HEAD of `top` (as `advert` lists them) into `mirror`, pruning."""
+    has_head = any(line.endswith(b"\tHEAD") for line in advert.splitlines())
+    refspecs = ["+refs/*:refs/*", *([f"+HEAD:{_HEAD_REF}"] if has_head else [])]
+    if advert:
+        _run(
+            [
+                f"--git-dir={mirror}",
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--no-tags",
+                "--no-recurse-submodules",
+                "--no-write-fetch-head",
+                str(top),
+                *refspecs,
+            ],
+            where=top,
+        )
+    if not has_head:
+        _run([f"--git-dir={mirror}", "update-ref", "-d", _HEAD_REF], where=top)
 
 
 def _mirror(repo: Path) -> tuple[Path, _Mirror]:

@@ -152,7 +152,13 @@ def test_git_state_lives_in_the_warehouse_and_a_killed_runs_is_removed(
     took its lock and an older version's in $TMPDIR, and keeps a live one (its lock is held)."""
     temp, warehouse = tmp_path / "temp", tmp_path / "wh"
     (temp / "evalflow-git-999999999-old" / "mirrors").mkdir(parents=True)  # an older version's
-    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join(sys.path)}
+    # Per-process mirrors (not the host's, `test_git.py`): the workspace must hold one.
+    env = {
+        **os.environ,
+        "TMPDIR": str(temp),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "EVALFLOW_MIRROR_DIR": "off",
+    }
     code = (
         "from pathlib import Path; from evalflow.io.evaluation import open_snapshot, prepare_run;"
         "from evalflow.repo.guard import capture_state;"
