@@ -67,7 +67,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeVar, Unpack
 
@@ -76,15 +75,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cache import UNCACHEABLE_STOPS, ResponseCache, cache_key, unanswered
+from evalflow.judges.cache import UNCACHEABLE_STOPS, unanswered
 from evalflow.judges.cost import (
     BUDGET_STOP,
     Budget,
     BudgetExceededError,
     PriceTable,
     UsageRecord,
-    input_token_bound,
-    load_prices,
 )
 from evalflow.judges.family import bare_model, same_family
 from evalflow.judges.prompt import (
@@ -105,6 +102,12 @@ from evalflow.judges.submission import (
     unscored_verdict,
     verdict_from_submission,
     warn_self_preference,
+)
+from evalflow.judges.transport import (
+    CallSite,
+    Failure,
+    ModelTransport,
+    PendingCallError,
 )
 
 if TYPE_CHECKING:
@@ -242,15 +245,6 @@ def forced_tool_choice_supported(model: str) -> bool:
     return bare_model(model).startswith(_FORCED_TOOL_OK)
 
 
-@dataclass(frozen=True)
-class CallSite:
-    run_key: str
-    check_id: str
-    run: int
-    turn: int
-    scope: str = ""
-
-
 class CircuitBreaker:
     """Stops every call once the API is plainly unusable (fail fast, SPEC: never rank a run
     whose judge could not answer).
@@ -363,9 +357,10 @@ class CircuitBreaker:
             try:
                 yield
             except Exception as exc:
-                if _fatal(exc):
+                reason, fatal, _ = self.classify(exc)
+                if fatal:
                     with self._lock:
-                        self._trip(failure_reason(exc))
+                        self._trip(reason)
                 raise
             self._answered = True
 
@@ -382,13 +377,19 @@ class CircuitBreaker:
             self._throttled = True
         self.check()
 
+    def classify(self, exc: BaseException) -> tuple[str, bool, bool]:
+        """(reason, fatal, transient) of a failed call, as the Anthropic SDK raises it; a
+        backend whose transport raises its own errors overrides this."""
+        reason = failure_reason(exc) if isinstance(exc, Exception) else type(exc).__name__
+        return reason, _fatal(exc), _transient(exc)
+
     def failure(self, exc: BaseException) -> None:
         """Record a failed call; trip when it is fatal or one too many."""
-        reason = failure_reason(exc) if isinstance(exc, Exception) else type(exc).__name__
+        reason, fatal, transient = self.classify(exc)
         with self._lock:
-            if _fatal(exc):
+            if fatal:
                 self._trip(reason)
-            elif _transient(exc):
+            elif transient:
                 self._consecutive += 1
                 if self._consecutive >= self.failures:
                     self._trip(f"{self._consecutive} consecutive API failures, the last: {reason}")
@@ -577,31 +578,6 @@ def limiter_for(base_url: str, rate_per_s: float | None) -> RateLimiter:
         return limiter
 
 
-def estimated_usage(site: CallSite, model: str, attempt: int, usd: float) -> UsageRecord:
-    """A paid attempt whose answer was lost (every LLM backend's): its worst case, marked
-    `estimated`."""
-    return UsageRecord(
-        run_key=site.run_key,
-        check_id=site.check_id,
-        run=site.run,
-        turn=site.turn,
-        model=model,
-        attempt=attempt,
-        usd=usd,
-        estimated=True,
-    )
-
-
-class PendingCallError(Exception):
-    """Raised in batch-prefetch mode when a turn is not cached yet (see `batch`)."""
-
-    def __init__(self, key: str, params: dict[str, Any], site: CallSite) -> None:
-        super().__init__(key)
-        self.key = key
-        self.params = params
-        self.site = site
-
-
 def _redact(text: str) -> str:
     secret = os.environ.get("ANTHROPIC_API_KEY")
     if secret:
@@ -635,9 +611,6 @@ def _assistant_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             out.append(block)
     return out or [{"type": "text", "text": "(empty answer)"}]
-
-
-MALFORMED = "evalflow_malformed_response"
 
 
 def _message_body(raw: Any) -> dict[str, Any]:
@@ -710,17 +683,19 @@ def _make_client(
     return anthropic.Anthropic(**kwargs)
 
 
-class ClaudeClient:
+class ClaudeClient(ModelTransport):
     """One model behind the official SDK, shared by every Claude-backed judge in evalflow.
 
-    Owns the client (`base_url`, SDK retries and timeout from the settings), the
+    Owns the client (`base_url`, timeout from the settings, no SDK retries), the
     content-addressed response cache (`<cache_dir>/anthropic`, keyed by model,
     `prompt_version`, the full request and the run index), the price table, the spending
-    `Budget` and the usage records. `call` is the one way a request reaches the API: a cache
-    hit is replayed (and recorded as `cached` with its original price); otherwise the worst
-    case of the request is reserved on the budget first, so nothing is sent that could pass
-    the limit (`BudgetExceededError`).
+    `Budget` and the usage records. `call` (`transport.ModelTransport`, shared with the OpenAI
+    judge) is the one way a request reaches the API: a cache hit is replayed (and recorded as
+    `cached` with its original price); otherwise the worst case of the request is reserved on
+    the budget first, so nothing is sent that could pass the limit (`BudgetExceededError`).
     """
+
+    max_field = "max_tokens"
 
     def __init__(
         self,
@@ -733,243 +708,52 @@ class ClaudeClient:
         budget: Budget | None = None,
         prices: PriceTable | None = None,
     ) -> None:
-        self.settings = settings
-        self.prompt_version = prompt_version
-        self.prices = prices or load_prices()
-        self.prices.price(settings.model)
+        super().__init__(
+            settings,
+            prompt_version=prompt_version,
+            cache_dir=cache_dir,
+            cache_name="anthropic",
+            budget=budget,
+            prices=prices,
+        )
         self.client = _make_client(settings, base_url, http_client)
-        self.cache = ResponseCache(cache_dir / "anthropic") if cache_dir is not None else None
-        self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
+        self.settings: ClaudeSettings = settings
         self.breaker = shared_breaker(self.client, settings, cache_dir)
         self.limiter = limiter_for(str(self.client.base_url), settings.requests_per_s)
-        self._usage: list[UsageRecord] = []
-        self._usage_lock = threading.Lock()
-        # Batch answers paid in this process, recorded when the conversation replays them
-        # (once, at the batch price) instead of as a second, cached, row (`prepaid`).
-        self._prepaid: dict[str, UsageRecord] = {}
 
-    @property
-    def model(self) -> str:
-        return self.settings.model
+    def _create(self, params: dict[str, Any]) -> Any:
+        return self.client.messages.with_raw_response.create(**params)
 
-    def drain_usage(self) -> list[UsageRecord]:
-        """Usage since the last drain, with batch answers paid but never replayed."""
-        with self._usage_lock:
-            records, self._usage = [*self._usage, *self._prepaid.values()], []
-            self._prepaid = {}
-        return records
+    def _body(self, raw: Any) -> dict[str, Any]:
+        return _message_body(raw)
 
-    def prepaid(self, key: str, record: UsageRecord) -> None:
-        """A batch answer paid for now and stored under `key`: its usage is recorded when
-        `call` replays it (a paid row, not a cached one)."""
-        with self._usage_lock:
-            self._prepaid[key] = record
-
-    def cache_meta(self, site: CallSite, *, batch: bool) -> dict[str, Any]:
-        """What a cache entry records beside the response (`cache` module docstring)."""
-        return {
-            "model": self.settings.model,
-            "prompt_version": self.prompt_version,
-            "run_key": site.run_key,
-            "run": site.run,
-            "batch": batch,
-        }
-
-    def record_usage(self, record: UsageRecord) -> None:
-        with self._usage_lock:
-            self._usage.append(record)
-
-    def key_for(self, params: dict[str, Any], site: CallSite) -> str:
-        """The cache key: the request (whose tool results are what the judge read), the run
-        index and the scope (the run key, and a batch's own scope)."""
-        scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
-        return cache_key(self.settings.model, self.prompt_version, params, site.run, scope)
-
-    def reject(self, params: dict[str, Any], site: CallSite, problem: str) -> None:
-        """Mark the cached answer to `params` unusable (it failed validation): it stays in the
-        cache, so an unchanged re-run replays it and reaches the same outcome without a
-        request; only `rejudge` asks again (`cache` module docstring)."""
-        if self.cache is not None:
-            self.cache.mark_unusable(self.key_for(params, site), problem)
-
-    def call(
-        self,
-        params: dict[str, Any],
-        site: CallSite,
-        *,
-        prefetch: bool = False,
-        reask: bool = False,
-    ) -> dict[str, Any]:
-        """The response body for `params` (a dict, as the API returned it).
-
-        A stored answer is replayed, whatever it was (an unusable one included), unless
-        `reask` and the answer is marked unusable. `prefetch` only replays: a call that
-        would be sent raises PendingCallError (and records no usage)."""
-        key = self.key_for(params, site)
-        found = self.cache.get_with_meta(key) if self.cache is not None else None
-        if found is not None and not (reask and found[1].get("unusable")):
-            hit, meta = found
-            if hit.get("type") == MALFORMED:
-                raise JudgeUnavailableError(
-                    f"judge unavailable: the API answered with a malformed body: {hit.get('body')}",
-                    fix="rerun with --rejudge unscored to ask again once the API is fixed",
-                )
-            # A batch answer that ran out of room has not had its one larger retry yet.
-            unenlarged = hit.get("stop_reason") == "max_tokens" and not meta.get("enlarged")
-            if prefetch or not unenlarged:
-                if not prefetch:
-                    self._replayed(key, site, hit, batch=bool(meta.get("batch")))
-                return hit
-            self._replayed(key, site, hit, batch=bool(meta.get("batch")))
-            return self._store(key, site, self._larger(params, site, key), enlarged=True)
-        if prefetch:
-            raise PendingCallError(key, params, site)
-        response = self._send(params, site, key)
-        # Stored before anything else is sent: a step retry after a failure of the larger
-        # retry (or of any later turn) replays this answer instead of paying it again.
-        self._store(key, site, response, enlarged=False)
-        if response.get("stop_reason") != "max_tokens":
-            return response
-        return self._store(key, site, self._larger(params, site, key), enlarged=True)
-
-    def _larger(self, params: dict[str, Any], site: CallSite, key: str) -> dict[str, Any]:
-        """The one retry after a `max_tokens` stop, with twice the room: thinking can use up
-        the room before the answer. Never more than one: a model that fills any room would
-        otherwise be paid again and again."""
-        larger = {**params, "max_tokens": 2 * int(params["max_tokens"])}
-        log.info(
-            "%s turn %d hit max_tokens; retrying once with %d",
-            site.check_id,
-            site.turn,
-            larger["max_tokens"],
-        )
-        return self._send(larger, site, key)
-
-    def _store(
-        self, key: str, site: CallSite, response: dict[str, Any], *, enlarged: bool
-    ) -> dict[str, Any]:
-        if self.cache is not None:
-            self.cache.record_miss()
-            meta = self.cache_meta(site, batch=False)
-            if enlarged:
-                meta["enlarged"] = True
-            if (stop := response.get("stop_reason")) in UNCACHEABLE_STOPS:
-                meta["unusable"] = f"stop_reason {stop}"
-            self.cache.put(key, response, meta)
-        return response
-
-    def _replayed(self, key: str, site: CallSite, hit: dict[str, Any], *, batch: bool) -> None:
-        with self._usage_lock:
-            paid_now = self._prepaid.pop(key, None)
-        if paid_now is not None:
-            self.record_usage(paid_now)
-            return
-        # The original call's tokens and price (at the batch rate when a batch answered it):
-        # what this answer cost to obtain, although this run paid nothing for it (`cached`).
-        original = self.usage_from_response(site, hit, request_id=None, attempt=0, batch=batch)
-        self.record_usage(original.model_copy(update={"cached": True}))
-        if self.cache is not None:
-            self.cache.record_hit(original.usd)
-
-    def _send(
-        self, params: dict[str, Any], site: CallSite, key: str | None = None
-    ) -> dict[str, Any]:
-        """One answered request, retried here (the SDK does not retry): each attempt passes
-        the breaker, the rate limiter and the budget. A 429/529 slows every sender down
-        (`RateLimiter`) and is retried without counting against `max_retries`; other transient
-        failures (5xx, dropped connections, timeouts) are retried `max_retries` times. An
-        attempt that failed after the request left may have been billed: it is recorded at
-        its worst case, `estimated`, and settled on the budget as spent. A 200 whose body is
-        not a Message is paid too (estimated) and raises MalformedResponseError."""
-        estimate = self.worst_case_usd(params, batch=False)
-        failures = 0
-        attempt = 0
-        throttled_since: float | None = None
-        while True:
-            attempt += 1
-            self.breaker.check()
-            self.limiter.acquire()
-            reserved = self.budget.reserve(estimate)
-            try:
-                with self.breaker.first_call():
-                    raw = self.client.messages.with_raw_response.create(**params)
-                response = _message_body(raw)
-            except BaseException as exc:
-                lost = _lost_after_sending(exc) or isinstance(exc, MalformedResponseError)
-                if lost:
-                    self.budget.settle(reserved, reserved)
-                    self.record_usage(estimated_usage(site, self.settings.model, attempt, reserved))
-                else:
-                    self.budget.release(reserved)
-                if isinstance(exc, MalformedResponseError) and key and self.cache is not None:
-                    # Kept like any answer: a rerun (or a Dagster step retry) does not pay it
-                    # again; --rejudge unscored asks again.
-                    marker = {"type": MALFORMED, "body": str(exc)}
-                    meta = {**self.cache_meta(site, batch=False), "unusable": "malformed body"}
-                    self.cache.put(key, marker, meta)
-                status = getattr(exc, "status_code", None)
-                now = time.monotonic()
-                throttled_since = throttled_since if throttled_since is not None else now
-                if (
-                    status in _THROTTLE_STATUS
-                    and now - throttled_since < self.settings.max_throttle_s
-                ):
-                    self.breaker.throttled()
-                    self.limiter.throttled(_retry_after(exc))
-                    continue
-                if _transient(exc) and failures < self.settings.max_retries:
-                    failures += 1
-                    self.limiter.throttled(_retry_after(exc))
-                    continue
-                self.breaker.failure(exc)
-                raise
-            self.breaker.success()
-            self.limiter.success()
-            record = self.usage_from_response(
-                site, response, request_id=raw.request_id, attempt=attempt, batch=False
-            )
-            self.budget.settle(reserved, record.usd)
-            self.record_usage(record)
-            return response
-
-    def worst_case_usd(self, params: dict[str, Any], *, batch: bool) -> float:
-        """What `params` can cost at most (the budget reserves it before sending)."""
-        return self.prices.worst_case_usd(
-            self.settings.model,
-            input_tokens=input_token_bound(params),
-            max_tokens=int(params.get("max_tokens", self.settings.max_tokens)),
-            batch=batch,
+    def _failure(self, exc: BaseException) -> Failure:
+        """A 429/529 is throttled, 429/5xx and connection errors are transient; a malformed
+        200 was paid, like a request lost after it left."""
+        malformed = str(exc) if isinstance(exc, MalformedResponseError) else None
+        return Failure(
+            lost=_lost_after_sending(exc) or malformed is not None,
+            throttle=getattr(exc, "status_code", None) in _THROTTLE_STATUS,
+            retry=_transient(exc),
+            retry_after_s=_retry_after(exc),
+            malformed=malformed,
         )
 
-    def usage_from_response(
-        self,
-        site: CallSite,
-        response: dict[str, Any],
-        *,
-        request_id: str | None,
-        attempt: int,
-        batch: bool,
-    ) -> UsageRecord:
+    def _cut(self, response: dict[str, Any]) -> bool:
+        return response.get("stop_reason") == "max_tokens"
+
+    def _unusable(self, response: dict[str, Any]) -> str | None:
+        stop = response.get("stop_reason")
+        return f"stop_reason {stop}" if stop in UNCACHEABLE_STOPS else None
+
+    def _tokens(self, response: dict[str, Any]) -> dict[str, int]:
         usage = response.get("usage") or {}
-        tokens = {
+        return {
             "input_tokens": int(usage.get("input_tokens") or 0),
             "output_tokens": int(usage.get("output_tokens") or 0),
             "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
             "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
         }
-        usd = self.prices.usd(self.settings.model, batch=batch, **tokens)
-        return UsageRecord(
-            run_key=site.run_key,
-            check_id=site.check_id,
-            run=site.run,
-            turn=site.turn,
-            model=self.settings.model,
-            request_id=request_id,
-            attempt=attempt,
-            usd=usd,
-            batch=batch,
-            **tokens,
-        )
 
 
 class ClaudeOptions(TypedDict, total=False):

@@ -31,7 +31,8 @@ choice). No sampling parameter unless `EVALFLOW_OPENAI_TEMPERATURE` is set: curr
 reasoning models reject `temperature`, while a local model may want 0.
 `EVALFLOW_OPENAI_REASONING_EFFORT` is sent when set.
 
-Spend and faults, as the Claude judge (`anthropic_judge.ClaudeClient`), with its shared parts:
+Spend and faults are the Claude judge's, through the same code (`transport.ModelTransport`,
+the base of both transports, and `anthropic_judge`'s breaker and limiter registries):
 the SDK's own retries are off and redirects are refused (the key never follows one to another
 host); each attempt passes the endpoint's `CircuitBreaker` and `RateLimiter` and reserves its
 worst case on the shared `Budget` first. A 429 (other than `insufficient_quota`) pauses every
@@ -40,11 +41,13 @@ sender behind the limiter with adaptive back-off and `retry-after`, and is retri
 retried `EVALFLOW_OPENAI_MAX_RETRIES` (4) times. An attempt lost after the request left may have
 been billed: it is recorded at its worst case, `estimated`. The first 400/401/403/404/413/422,
 `insufficient_quota`, a redirect or a 200 whose body is not a response (paid, recorded
-estimated) stops scoring (`JudgeUnavailableError`, exit 2) with the status and the API's
-message; so do `EVALFLOW_OPENAI_BREAKER_FAILURES` (5) consecutive transient failures or
-`EVALFLOW_OPENAI_BREAKER_SECONDS` (600) without a success. An answer cut at the output limit is
-asked once more with twice the room; a second cut ends the check UNSCORED. A check's
-conversation stops UNSCORED once its answers cost `EVALFLOW_OPENAI_MAX_CHECK_USD` (0.5).
+estimated, and kept in the response cache: a rerun or a step retry stops on it again without
+paying, `--rejudge unscored` asks again) stops scoring (`JudgeUnavailableError`, exit 2) with
+the status and the API's message; so do `EVALFLOW_OPENAI_BREAKER_FAILURES` (5) consecutive
+transient failures or `EVALFLOW_OPENAI_BREAKER_SECONDS` (600) without a success. An answer
+cut at the output limit is asked once more with twice the room; a second cut ends the check
+UNSCORED. A check's conversation stops UNSCORED once its answers cost
+`EVALFLOW_OPENAI_MAX_CHECK_USD` (0.5).
 
 Money: prices come from the shared `prices.yaml` (`EVALFLOW_PRICES` to override). A model
 without a row is refused when the judge is built, since neither a cost nor a `--max-cost`
@@ -56,7 +59,8 @@ Responses are cached under `<cache_dir>/openai` with the same key as Claude's (m
 version, the full request, run index and run key). Every answer is kept: one cut at the output
 limit or withheld by a content filter, a refusal or one that failed validation is marked
 unusable (`cache.ResponseCache.mark_unusable`) and replayed to the same UNSCORED outcome on an
-unchanged re-run; only `--rejudge unscored` (`rejudge`) asks such a check again.
+unchanged re-run (a malformed body, to the same stop); only `--rejudge unscored` (`rejudge`)
+asks such a check again.
 
 Configuration: `EVALFLOW_OPENAI_BASE_URL` (default `https://api.openai.com/v1`; Gemini:
 `https://generativelanguage.googleapis.com/v1beta/openai`; Ollama: `http://localhost:11434/v1`),
@@ -75,8 +79,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-import time
 import urllib.parse
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -92,24 +94,18 @@ from evalflow.judges.anthropic_judge import (
     _NOT_SENT,
     BREAKERS_DIR,
     CUT_AT_MAX_TOKENS,
-    CallSite,
     CircuitBreaker,
-    PendingCallError,
     _retry_after,
     breaker_for,
-    estimated_usage,
     limiter_for,
 )
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cache import ResponseCache, cache_key
 from evalflow.judges.cost import (
     BUDGET_STOP,
     Budget,
     BudgetExceededError,
     PriceTable,
     UsageRecord,
-    input_token_bound,
-    load_prices,
 )
 from evalflow.judges.family import same_family
 from evalflow.judges.prompt import (
@@ -130,6 +126,7 @@ from evalflow.judges.submission import (
     verdict_from_submission,
     warn_self_preference,
 )
+from evalflow.judges.transport import CallSite, Failure, ModelTransport, PendingCallError
 
 if TYPE_CHECKING:
     import openai
@@ -277,6 +274,7 @@ class OpenAIAPIError(Exception):
         retry: bool = False,
         throttle: bool = False,
         lost: bool = False,
+        malformed: bool = False,
         retry_after_s: float | None = None,
     ) -> None:
         super().__init__(reason)
@@ -286,27 +284,18 @@ class OpenAIAPIError(Exception):
         self.retry = retry
         self.throttle = throttle
         self.lost = lost  # the request left: the API may have answered and billed it
+        self.malformed = malformed  # a 200 whose body is not an answer: kept in the cache
         self.retry_after_s = retry_after_s
 
 
 class _Breaker(CircuitBreaker):
     """The Claude judge's breaker, fed with this transport's failures (fatal or transient)."""
 
-    def failure(self, exc: BaseException) -> None:
+    def classify(self, exc: BaseException) -> tuple[str, bool, bool]:
         if not isinstance(exc, OpenAIAPIError):
             # Not an answer from the API (an interrupt, a local error): nothing to count.
-            self.check()
-            return
-        with self._lock:
-            if exc.fatal:
-                self._trip(exc.reason)
-            else:
-                self._consecutive += 1
-                if self._consecutive >= self.failures:
-                    self._trip(
-                        f"{self._consecutive} consecutive API failures, the last: {exc.reason}"
-                    )
-        self.check()
+            return "", False, False
+        return exc.reason, exc.fatal, not exc.fatal
 
 
 def shared_breaker(settings: OpenAISettings, key: str, cache_dir: Path | None) -> _Breaker:
@@ -481,6 +470,7 @@ def _parsed(raw: Any, shape_ok: Any, what: str, key_env: str) -> dict[str, Any]:
             status=200,
             fatal=True,
             lost=True,
+            malformed=True,
         )
     return cast(dict[str, Any], body)
 
@@ -666,10 +656,10 @@ def _failure_reason(exc: Exception, key_env: str) -> str:
     return _scrub(text, key_env)
 
 
-class OpenAITransport:
-    """One model behind one OpenAI-compatible endpoint: the SDK client, the response cache,
-    the price table, the shared budget, breaker and rate limiter, and the usage records
-    (`ClaudeClient`'s roles)."""
+class OpenAITransport(ModelTransport):
+    """One model behind one OpenAI-compatible endpoint: the SDK client and the wire API; the
+    response cache, budget, breaker, rate limiter, retries and usage records are the shared
+    `transport.ModelTransport`'s, as for Claude."""
 
     def __init__(
         self,
@@ -679,177 +669,60 @@ class OpenAITransport:
         budget: Budget | None = None,
         prices: PriceTable | None = None,
     ) -> None:
-        self.settings = settings
-        self.prices = prices or load_prices()
-        self.prices.price(settings.model)  # an unpriced model is refused here (docstring)
+        super().__init__(
+            settings,
+            prompt_version=PROMPT_VERSION,
+            cache_dir=cache_dir,
+            cache_name="openai",
+            budget=budget,
+            prices=prices,
+        )
         key = api_key(settings)
         self.wire: _Wire = (_Responses if settings.wire_api == "responses" else _Chat)(settings)
+        self.max_field = self.wire.max_field
         self.client = _make_client(settings, key)
-        self.cache = ResponseCache(cache_dir / "openai") if cache_dir is not None else None
-        self.budget = budget if budget is not None else Budget(settings.max_cost_usd)
+        self.settings: OpenAISettings = settings
         self.breaker = shared_breaker(settings, key, cache_dir)
         self.limiter = limiter_for(settings.endpoint, settings.requests_per_s)
-        self._usage: list[UsageRecord] = []
-        self._usage_lock = threading.Lock()
 
-    def drain_usage(self) -> list[UsageRecord]:
-        with self._usage_lock:
-            records, self._usage = self._usage, []
-        return records
+    def _create(self, params: dict[str, Any]) -> Any:
+        try:
+            return self.wire.create(self.client, params)
+        except Exception as exc:
+            raise classify(exc, self.settings.api_key_env) from None
 
-    def _record(self, record: UsageRecord) -> None:
-        with self._usage_lock:
-            self._usage.append(record)
+    def _body(self, raw: Any) -> dict[str, Any]:
+        return self.wire.body(raw)
 
-    def key_for(self, params: dict[str, Any], site: CallSite) -> str:
-        scope = f"{site.run_key}@{site.scope}" if site.scope else site.run_key
-        return cache_key(self.settings.model, PROMPT_VERSION, params, site.run, scope)
-
-    def reject(self, params: dict[str, Any], site: CallSite, problem: str) -> None:
-        """Mark the cached answer to `params` unusable (kept and replayed, see `call`)."""
-        if self.cache is not None:
-            self.cache.mark_unusable(self.key_for(params, site), problem)
-
-    def call(
-        self,
-        params: dict[str, Any],
-        site: CallSite,
-        *,
-        prefetch: bool = False,
-        reask: bool = False,
-    ) -> dict[str, Any]:
-        """The answer to `params`: from the cache (whatever it was, unless `reask` and it is
-        marked unusable), else paid, budgeted requests — one, and one more with twice the
-        room when the first was cut at the output limit. `prefetch` only replays: a call that
-        would be sent raises PendingCallError and nothing is recorded."""
-        key = self.key_for(params, site)
-        found = self.cache.get_with_meta(key) if self.cache is not None else None
-        if found is not None and not (reask and found[1].get("unusable")):
-            hit, meta = found
-            if not prefetch:
-                record = self.usage(site, hit, request_id=None, attempt=0)
-                self._record(record.model_copy(update={"cached": True}))
-                if self.cache is not None:
-                    self.cache.record_hit(record.usd)
-            # A cut answer whose larger retry never came (the process died): ask it now.
-            if prefetch or self.wire.stop(hit) not in _CUT or meta.get("enlarged"):
-                return hit
-            return self._larger(key, params, site)
-        if prefetch:
-            raise PendingCallError(key, params, site)
-        response = self._send(params, site)
-        # Stored before anything else is sent: a step retry replays it instead of paying.
-        self._store(key, site, response, enlarged=False)
-        if self.wire.stop(response) not in _CUT:
-            return response
-        return self._larger(key, params, site)
-
-    def _larger(self, key: str, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
-        """The one retry after an answer cut at the output limit, with twice the room
-        (reasoning can use up the room before the answer); never more than one."""
-        field = self.wire.max_field
-        larger = {**params, field: 2 * int(params[field])}
-        log.info("%s turn %d was cut at %s; retrying once", site.check_id, site.turn, field)
-        return self._store(key, site, self._send(larger, site), enlarged=True)
-
-    def _store(
-        self, key: str, site: CallSite, response: dict[str, Any], *, enlarged: bool
-    ) -> dict[str, Any]:
-        if self.cache is not None:
-            self.cache.record_miss()
-            meta = self.cache_meta(site)
-            if enlarged:
-                meta["enlarged"] = True
-            if (stop := self.wire.stop(response)) is not None:
-                meta["unusable"] = f"stopped: {stop}"
-            elif self.wire.read(response).refusal:
-                meta["unusable"] = "refusal"
-            self.cache.put(key, response, meta)
-        return response
-
-    def _send(self, params: dict[str, Any], site: CallSite) -> dict[str, Any]:
-        """One answered request, retried here: each attempt passes the breaker, the rate
-        limiter and the budget (module docstring, as `ClaudeClient._send`)."""
-        estimate = self.prices.worst_case_usd(
-            self.settings.model,
-            input_tokens=input_token_bound(params),
-            max_tokens=int(params[self.wire.max_field]),
-            batch=False,
+    def _failure(self, exc: BaseException) -> Failure:
+        if not isinstance(exc, OpenAIAPIError):
+            return Failure()  # not an answer from the API (an interrupt, a local error)
+        return Failure(
+            lost=exc.lost,
+            throttle=exc.throttle,
+            retry=exc.retry or exc.throttle,
+            retry_after_s=exc.retry_after_s,
+            malformed=exc.reason if exc.malformed else None,
         )
-        failures = attempt = 0
-        throttled_since: float | None = None
-        while True:
-            attempt += 1
-            self.breaker.check()
-            self.limiter.acquire()
-            reserved = self.budget.reserve(estimate)
-            try:
-                try:
-                    raw = self.wire.create(self.client, params)
-                except Exception as exc:
-                    raise classify(exc, self.settings.api_key_env) from None
-                response = self.wire.body(raw)
-            except OpenAIAPIError as failure:
-                if failure.lost:
-                    self.budget.settle(reserved, reserved)
-                    self._record(estimated_usage(site, self.settings.model, attempt, reserved))
-                else:
-                    self.budget.release(reserved)
-                now = time.monotonic()
-                throttled_since = throttled_since if throttled_since is not None else now
-                if failure.throttle and now - throttled_since < self.settings.max_throttle_s:
-                    self.breaker.throttled()
-                    self.limiter.throttled(failure.retry_after_s)
-                    continue
-                if (failure.retry or failure.throttle) and failures < self.settings.max_retries:
-                    failures += 1
-                    self.limiter.throttled(failure.retry_after_s)
-                    continue
-                self.breaker.failure(failure)
-                raise
-            except BaseException as exc:
-                self.budget.release(reserved)
-                self.breaker.failure(exc)
-                raise
-            self.breaker.success()
-            self.limiter.success()
-            record = self.usage(site, response, request_id=raw.request_id, attempt=attempt)
-            self.budget.settle(reserved, record.usd)
-            self._record(record)
-            return response
 
-    def cache_meta(self, site: CallSite) -> dict[str, Any]:
-        """What a cache entry records beside the response, as the Claude judge's do: the
-        fields `evalflow cache prune` selects on (`judges.cache`)."""
-        return {
-            "model": self.settings.model,
-            "prompt_version": PROMPT_VERSION,
-            "run_key": site.run_key,
-            "run": site.run,
-            "batch": False,
-        }
+    def _cut(self, response: dict[str, Any]) -> bool:
+        return self.wire.stop(response) in _CUT
 
-    def usage(
-        self, site: CallSite, response: dict[str, Any], *, request_id: str | None, attempt: int
-    ) -> UsageRecord:
+    def _unusable(self, response: dict[str, Any]) -> str | None:
+        if (stop := self.wire.stop(response)) is not None:
+            return f"stopped: {stop}"
+        return "refusal" if self.wire.read(response).refusal else None
+
+    def _tokens(self, response: dict[str, Any]) -> dict[str, int]:
+        """Input tokens minus the cached ones are input, the cached ones cache reads (caching
+        is automatic: no writes), output (reasoning included) output."""
         prompt, cached, output = self.wire.tokens(response)
-        tokens = {
+        return {
             "input_tokens": max(0, prompt - cached),
             "output_tokens": output,
             "cache_read_tokens": min(cached, prompt),
             "cache_write_tokens": 0,
         }
-        return UsageRecord(
-            run_key=site.run_key,
-            check_id=site.check_id,
-            run=site.run,
-            turn=site.turn,
-            model=self.settings.model,
-            request_id=request_id,
-            attempt=attempt,
-            usd=self.prices.usd(self.settings.model, **tokens),
-            **tokens,
-        )
 
 
 class OpenAIJudge:
@@ -927,6 +800,8 @@ class OpenAIJudge:
                 reask = replayed.status == "UNSCORED"
             except PendingCallError:
                 pass  # never fully answered: asked as usual
+            except JudgeUnavailableError:
+                reask = True  # a stored malformed body (a replay sends nothing)
         tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
         try:
             return self._converse(ac, check, request, tools, reask=reask)
@@ -987,7 +862,9 @@ class OpenAIJudge:
             site = CallSite(request.run_key, check.id, request.run, turn)  # no commit: `cache`
             params = wire.params(list(conversation), force=force, context=context)
             response = self.transport.call(params, site, prefetch=prefetch, reask=reask)
-            spent += self.transport.usage(site, response, request_id=None, attempt=0).usd
+            spent += self.transport.usage_from_response(
+                site, response, request_id=None, attempt=0
+            ).usd
             answer = wire.read(response)
             if answer.stop in _CUT:
                 # Already asked once more with twice the room (`OpenAITransport.call`).

@@ -12,7 +12,8 @@ its base URL. `POST /v1/chat/completions` and `POST /v1/responses` answer from o
   counted only from 1024 tokens on and in steps of 128);
 - `Fail`: an error status with an OpenAI-style error body (401, 429 storms, 5xx...);
 - `Hang`: the answer comes after `seconds` (longer than the client's timeout);
-- `Malformed`: a 200 whose body is not JSON.
+- `Malformed`: a 200 whose body is not JSON (billed, like the real API's);
+- `Lost`: answered and billed, then the connection drops before the body is sent.
 `fail_next` scripts failures ahead of the responder. A request without `Authorization:
 Bearer <key>` (or, with `expected_key`, another key) gets a 401 like the real API. Every
 received request body (and its headers, for secret checks) is recorded.
@@ -24,6 +25,7 @@ import hashlib
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -70,6 +72,12 @@ class Hang:
 @dataclass
 class Malformed:
     body: bytes = b'{"id": "chatcmpl-x", "choices": [{"message": '
+    completion_tokens: int = 120
+
+
+@dataclass
+class Lost:
+    completion_tokens: int = 120
 
 
 @dataclass
@@ -97,7 +105,7 @@ class Turn:
         return out
 
 
-Responder = Callable[[Turn], "Reply | Fail | Hang | Malformed"]
+Responder = Callable[[Turn], "Reply | Fail | Hang | Malformed | Lost"]
 
 
 def tool_call(name: str, arguments: dict[str, Any], turn: Turn, index: int = 0) -> dict[str, Any]:
@@ -182,7 +190,7 @@ class FakeOpenAI:
 
     responder: Responder
     expected_key: str | None = None
-    fail_next: list[Fail | Hang | Malformed] = field(default_factory=list)
+    fail_next: list[Fail | Hang | Malformed | Lost] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     usages: list[dict[str, Any]] = field(default_factory=list)
@@ -248,7 +256,7 @@ class FakeOpenAI:
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
 
-    def answer(self, body: dict[str, Any]) -> Reply | Fail | Hang | Malformed:
+    def answer(self, body: dict[str, Any]) -> Reply | Fail | Hang | Malformed | Lost:
         with self._lock:
             self.requests.append(body)
             scripted = self.fail_next.pop(0) if self.fail_next else None
@@ -343,6 +351,12 @@ class FakeOpenAI:
                 "total_tokens": chat["total_tokens"],
             },
         }
+
+    def bill(self, body: dict[str, Any], completion_tokens: int) -> None:
+        """An answer that never reaches the client whole (`Malformed`, `Lost`) is billed."""
+        usage = self._usage(body, completion_tokens)
+        with self._lock:
+            self.usages.append(usage)
 
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         usage = self._usage(body, reply.completion_tokens)
@@ -445,7 +459,12 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(outcome, Hang):
             time.sleep(outcome.seconds)
             outcome = Fail(504, "server_error", "gateway timeout")
-        if isinstance(outcome, Malformed):
+        if isinstance(outcome, Malformed | Lost):
+            fake.bill(body, outcome.completion_tokens)
+        if isinstance(outcome, Lost):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif isinstance(outcome, Malformed):
             self._send(200, outcome.body)
         elif isinstance(outcome, Fail):
             self._error(outcome.status, outcome.error_type, outcome.message, outcome.code)

@@ -27,6 +27,7 @@ from evalflow_tests.judges.fake_openai import (
     Fail,
     FakeOpenAI,
     Hang,
+    Lost,
     Malformed,
     Reply,
     Turn,
@@ -251,6 +252,39 @@ def test_a_malformed_body_stops_the_run_and_is_counted_as_paid(tmp_path: Path) -
     assert len(fake.requests) == 1  # not retried: the API may have billed it
     (record,) = judge.drain_usage()
     assert record.estimated and record.usd > 0 and judge.budget.spent == record.usd
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_a_malformed_body_is_kept_so_a_rerun_does_not_pay_it_again(
+    tmp_path: Path, api: str
+) -> None:
+    """As Claude's: the paid, unusable body is cached; an unchanged rerun (or a step retry)
+    stops on it without a request, and only --rejudge unscored asks again."""
+    one = demo_request().checks[0][1:2]
+    with FakeOpenAI(greet_or_bye, fail_next=[Malformed()]) as fake:
+        with pytest.raises(JudgeUnavailableError, match="the body is not a"):
+            openai_judge(fake, tmp_path, api=api).score(demo_request(checks=one))
+        rerun = openai_judge(fake, tmp_path, api=api)
+        with pytest.raises(JudgeUnavailableError, match="malformed body"):
+            rerun.score(demo_request(checks=one))
+        assert len(fake.requests) == 1 and rerun.drain_usage() == []
+    # The API fixed (another endpoint: the first one's breaker is tripped for a while).
+    with FakeOpenAI(greet_or_bye) as fixed:
+        again = openai_judge(fixed, tmp_path, api=api, rejudge=True)
+        (verdict,) = again.score(demo_request(checks=one))
+    assert verdict.status == "MET" and len(fixed.requests) == 2
+
+
+def test_lost_answers_are_recorded_at_their_worst_case_and_marked(tmp_path: Path) -> None:
+    with FakeOpenAI(greet_or_bye, fail_next=[Lost(), Lost()]) as fake:
+        judge = openai_judge(fake, tmp_path, concurrency=1, breaker_failures=5)
+        verdicts = judge.score(demo_request())
+        records = judge.drain_usage()
+    assert [v.status for v in verdicts] == ["MET", "MET", "MET", "UNMET"]  # retried
+    estimated = [r for r in records if r.estimated]
+    assert len(estimated) == 2 and len(fake.requests) == len(records)
+    # every billed attempt is counted; an estimate never undercounts the bill
+    assert sum(r.usd for r in records) >= hand_cost(fake.usages) > 0
 
 
 def test_budget_holds_and_an_ample_one_judges_everything(tmp_path: Path) -> None:
