@@ -204,14 +204,16 @@ def side_metrics_for_run(
     with_labels: bool = True,
     untracked: Sequence[str] = (),
     cases: Sequence[TestCase] | None = None,
+    diff_lines: DiffLines | None = None,
 ) -> SideMetrics:
     """E, S, D, R for one run: `unified_diff` is `git diff --unified=0 base..head`, `votes`
     the majority-vote frame and `verdicts` the k runs' verdict frame of this run;
     `untracked` the untracked files when a working tree is evaluated (they are new files).
     `with_labels=False` ignores the run's labels file (the heuristic/model view alone);
-    `cases` is the run's test inventory when the caller already built it."""
+    `cases` is the run's test inventory and `diff_lines` the parsed `unified_diff` when the
+    caller already has them (a whole history's diff takes seconds to parse)."""
     conventions = conventions_for(baseline.test_levels)
-    diff = parse_unified_diff(unified_diff)
+    diff = parse_unified_diff(unified_diff) if diff_lines is None else diff_lines
     if untracked:
         diff = diff.model_copy(update={"new_files": diff.new_files | set(untracked)})
     production = production_files_at_head(snapshot, conventions, spec_dir)

@@ -114,6 +114,17 @@ def _read_hunk(header: str, lines: list[str], index: int, added: set[int]) -> in
     old_left = int(match.group(2)) if match.group(2) is not None else 1
     position = int(match.group(3))
     new_left = int(match.group(4)) if match.group(4) is not None else 1
+    # `--unified=0`'s usual hunk: its removed lines, then its added ones, nothing between (a
+    # whole new file is one such hunk). Checked in bulk, then taken at once: parsing a
+    # whole history's diff line by line took seconds per 100k lines.
+    middle, end = index + old_left, index + old_left + new_left
+    if (
+        end <= len(lines)
+        and all(line.startswith("-") for line in lines[index:middle])
+        and all(line.startswith("+") for line in lines[middle:end])
+    ):
+        added.update(range(position, position + new_left))
+        return end
     while (old_left > 0 or new_left > 0) and index < len(lines):
         line = lines[index]
         if line.startswith("+"):

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from evalflow.repo.git import git, worktree
+from evalflow.repo.git import commit_memo, git, is_sha, worktree
 from evalflow.repo.snapshot import WORKTREE
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type", "untracked"]
@@ -57,7 +57,20 @@ def _runner(repo: Path, head: str) -> Iterator[Callable[..., bytes]]:
 
 
 def diff_surface(repo: Path, base: str, head: str) -> list[DiffFile]:
-    """Changed files between two full SHAs (`head` may be `WORKTREE`), sorted by path."""
+    """Changed files between two full SHAs (`head` may be `WORKTREE`), sorted by path.
+
+    Between two commits it is computed once per process (`commit_memo`): every step of a
+    run prepares it, and a whole history's rename detection takes seconds."""
+    if not (is_sha(base) and is_sha(head)):
+        return _diff_surface(repo, base, head)
+    return list(
+        commit_memo(
+            ("diff_surface", str(repo), base, head), lambda: _diff_surface(repo, base, head)
+        )
+    )
+
+
+def _diff_surface(repo: Path, base: str, head: str) -> list[DiffFile]:
     rng = _range_args(base, head)
     with _runner(repo, head) as run:
         fields = run("diff", "--name-status", "-z", "-M", *rng).split(b"\0")

@@ -41,6 +41,7 @@ import atexit
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -52,6 +53,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing import util as mp_util
 from pathlib import Path
+from typing import Any
 
 from evalflow.errors import GitTimeoutError, InputError, LimitExceededError
 from evalflow.repo.limits import GIT_TIMEOUT_S, budget_spent, remaining_s
@@ -124,8 +126,10 @@ class _Workspace:
     held: int  # the descriptor holding the workspace's lock
     mirrors: dict[Path, _Mirror] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
-    # Shared locks on the host mirrors this process uses (`_use_lock`), held until it ends.
+    # Shared locks on the host mirrors this process uses (`_open_mirror`), held until it ends.
     in_use: dict[Path, int] = field(default_factory=dict)
+    # What is read from commits (immutable) once per workspace: see `commit_memo`.
+    memo: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
@@ -233,6 +237,35 @@ def _workspace() -> _Workspace:
             mp_util.Finalize(None, _remove_workspace, args=(ws,), exitpriority=0)
             _STATE[key] = ws
         return ws
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def is_sha(rev: str) -> bool:
+    """Whether `rev` is a full object name (SHA-1 or SHA-256), not a ref that can move."""
+    return _SHA.fullmatch(rev) is not None
+
+
+def commit_memo(key: tuple[str, ...], compute: Callable[[], Any], *, keep: int = 8) -> Any:
+    """`compute()`, once per `key` and workspace: for what depends only on commits (a diff
+    between two SHAs, a tree's listing, a snapshot), which every step of a run reads again.
+
+    `key` names the repository and full SHAs (never a ref or the working tree). The `keep`
+    newest entries of the key's kind (``key[0]``) stay: a long-lived process holds a bounded
+    amount."""
+    ws = _workspace()
+    with ws.lock:
+        if key in ws.memo:
+            ws.memo[key] = ws.memo.pop(key)  # the newest again
+            return ws.memo[key]
+    value = compute()
+    with ws.lock:
+        ws.memo[key] = value
+        kind = [k for k in ws.memo if k[0] == key[0]]
+        for old in kind[: max(0, len(kind) - keep)]:
+            del ws.memo[old]
+    return value
 
 
 def scratch_dir(name: str) -> Path:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalflow.repo.git import git, worktree
+from evalflow.repo.git import commit_memo, git, is_sha, worktree
 from evalflow.repo.limits import MAX_FILE_BYTES, MAX_FILES, MAX_PATH_DEPTH, MAX_READ_BYTES
 from evalflow.repo.worktree_fs import read_regular
 
@@ -96,11 +96,17 @@ def check_listing(paths: list[str], where: str, at: str) -> None:
 
 def check_tree(repo: Path, commit: str) -> None:
     """`check_listing` over the files of `commit`: one cheap `ls-tree` that refuses a hostile
-    tree before a diff of it (200,000 added files: 15 s) or a snapshot is made."""
-    listing = git(repo, "ls-tree", "-r", "-z", "--name-only", commit).split(b"\0")
-    check_listing(
-        [raw.decode("utf-8", "replace") for raw in listing if raw], str(repo), commit[:12]
+    tree before a diff of it (200,000 added files: 15 s) or a snapshot is made. The listing
+    is read once per process (`commit_memo`), the bounds checked on every call."""
+
+    def listing() -> list[str]:
+        raws = git(repo, "ls-tree", "-r", "-z", "--name-only", commit).split(b"\0")
+        return [raw.decode("utf-8", "replace") for raw in raws if raw]
+
+    paths = (
+        commit_memo(("tree", str(repo), commit), listing, keep=2) if is_sha(commit) else listing()
     )
+    check_listing(paths, str(repo), commit[:12])
 
 
 def _check_total(total: int, where: str, at: str) -> None:
@@ -109,8 +115,20 @@ def _check_total(total: int, where: str, at: str) -> None:
 
 
 def load_snapshot(repo: Path, commit: str, *, max_file_bytes: int | None = None) -> RepoSnapshot:
-    """Every text file of `commit` (a full SHA), read through git objects."""
+    """Every text file of `commit` (a full SHA), read through git objects.
+
+    The newest snapshot is kept for the process (`commit_memo`): the steps of one run each
+    open it, and one snapshot at a time stays in memory (at most `EVALFLOW_MAX_READ_BYTES`
+    of text). The bounds are checked again on every call."""
     limit = max_file_bytes or int(MAX_FILE_BYTES.value())
+    if not is_sha(commit):
+        return _load_snapshot(repo, commit, limit)
+    bounds = (MAX_FILES.value(), MAX_PATH_DEPTH.value(), MAX_READ_BYTES.value())
+    key = ("snapshot", str(repo), commit, str(limit), *map(str, bounds))
+    return commit_memo(key, lambda: _load_snapshot(repo, commit, limit), keep=1)
+
+
+def _load_snapshot(repo: Path, commit: str, limit: int) -> RepoSnapshot:
     notes: list[str] = []
     blobs: list[tuple[str, str]] = []
     entries = [e for e in git(repo, "ls-tree", "-r", "-l", "-z", commit).split(b"\0") if e]

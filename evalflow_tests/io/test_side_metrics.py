@@ -298,3 +298,25 @@ def test_a_confined_run_inventories_and_counts_only_its_own_folder() -> None:
     assert [c.path for c in cases] == ["speckit/tests/test_core.py"]
     production = production_files_at_head(snapshot, conventions, None)
     assert [c.path for c in production_changes(diff, production)] == ["speckit/app/core.py"]
+
+
+def test_a_parsed_diff_is_taken_as_given(demo_inputs: dict, benchmark: Benchmark) -> None:
+    from evalflow.repo.diff_lines import parse_unified_diff
+
+    data = demo_inputs["bmad"]
+    common = {
+        "prd": benchmark.prd,
+        "baseline": benchmark.baseline,
+        "snapshot": data["snapshot"],
+        "spec_dir": SPEC_DIRS["bmad"],
+        "benchmark_dir": DEMO,
+        "framework": "bmad",
+        "votes": data["votes"],
+        "verdicts": data["verdicts"],
+    }
+    parsed = parse_unified_diff(data["unified_diff"])
+    given = side_metrics_for_run(**common, unified_diff="", diff_lines=parsed)
+    expected = side_metrics_markdown(_metrics("bmad", demo_inputs, benchmark))
+    assert side_metrics_markdown(given) == expected
+    # The control: the text alone, empty here, gives other metrics.
+    assert side_metrics_markdown(side_metrics_for_run(**common, unified_diff="")) != expected

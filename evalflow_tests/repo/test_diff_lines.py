@@ -177,3 +177,38 @@ def test_mode_change_and_pure_rename_use_header_paths() -> None:
 def test_empty_diff() -> None:
     parsed = parse_unified_diff("")
     assert parsed.added == {} and parsed.new_files == set()
+
+
+def test_whole_file_hunks_are_taken_at_once_and_mixed_ones_line_by_line() -> None:
+    new_file = "".join(f"+line {n}\n" for n in range(1, 5001))
+    text = (
+        _diff(
+            """
+        diff --git a/big.py b/big.py
+        new file mode 100644
+        --- /dev/null
+        +++ b/big.py
+        @@ -0,0 +1,5000 @@
+        """
+        )
+        + new_file
+        + _diff(
+            """
+        diff --git a/a.py b/a.py
+        --- a/a.py
+        +++ b/a.py
+        @@ -2,2 +2,2 @@
+        -old
+        \\ No newline at end of file
+        +new
+        +++ b/looks-like-a-header
+        @@ -9 +9,2 @@
+         context
+        +added
+        """
+        )
+    )
+    added = added_lines_from_unified_diff(text)
+    assert added["big.py"] == set(range(1, 5001))
+    # The marker between the sides and a context line leave the fast path: counted by line.
+    assert added["a.py"] == {2, 3, 10}

@@ -155,3 +155,53 @@ def test_an_unwritable_default_falls_back_to_per_process_mirrors_and_a_set_one_i
     _new_process(tmp_path / "warehouse1")
     with pytest.raises(InputError, match="cannot make the mirror directory"):
         resolve_commit(repo, "head")
+
+
+def test_what_commits_pin_is_read_once_per_workspace_and_the_bounds_checked_every_time(
+    make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalflow.errors import LimitExceededError
+    from evalflow.repo import diff_surface as surface_module
+    from evalflow.repo.diff_surface import diff_surface
+    from evalflow.repo.snapshot import WORKTREE, check_tree, load_snapshot
+
+    repo = make_repo({"a.py": "x = 1\n"}, {"a.py": "x = 2\n", "b.py": "y = 1\n"})
+    base, head = resolve_commit(repo, "base"), resolve_commit(repo, "head")
+    diffs: list[str] = []
+    real = surface_module._diff_surface
+
+    def counting(repo: Path, base: str, head: str) -> list:
+        diffs.append(head)
+        return real(repo, base, head)
+
+    monkeypatch.setattr(surface_module, "_diff_surface", counting)
+    _new_process(tmp_path / "warehouse0")
+    first = diff_surface(repo, base, head)
+    assert diff_surface(repo, base, head) == first and diffs == [head]
+    diff_surface(repo, base, WORKTREE)  # the working tree moves: never kept
+    diff_surface(repo, base, WORKTREE)
+    assert diffs == [head, WORKTREE, WORKTREE]
+    snapshot = load_snapshot(repo, head)
+    assert load_snapshot(repo, head) is snapshot
+    monkeypatch.setenv("EVALFLOW_MAX_FILES", "1")
+    with pytest.raises(LimitExceededError):
+        check_tree(repo, head)
+    with pytest.raises(LimitExceededError):
+        load_snapshot(repo, head)
+    monkeypatch.delenv("EVALFLOW_MAX_FILES")
+    _new_process(tmp_path / "warehouse1")  # a new process reads again
+    assert diff_surface(repo, base, head) == first and diffs == [head, WORKTREE, WORKTREE, head]
+    assert load_snapshot(repo, head) is not snapshot
+
+
+def test_commit_memo_keeps_the_newest_entries_of_a_kind(tmp_path: Path) -> None:
+    from evalflow.repo.git import commit_memo
+
+    _new_process(tmp_path / "warehouse")
+    calls: list[str] = []
+    for name in ("a", "b", "c", "a"):
+        commit_memo(("kind", name), lambda name=name: calls.append(name), keep=2)
+    commit_memo(("other", "a"), lambda: calls.append("other"), keep=2)
+    assert calls == ["a", "b", "c", "a", "other"]  # "a" had been dropped for "c"
+    commit_memo(("kind", "c"), lambda: calls.append("c again"), keep=2)
+    assert calls[-1] == "other"

@@ -83,6 +83,7 @@ def side_metrics(
         verdicts=pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True),
         untracked=untracked,
         cases=cases,
+        diff_lines=diff,
     )
     inventory = stamp(inventory_frame(cases), run_manifest)
     yield run_output("test_inventory", inventory, run_manifest, multi=True)
