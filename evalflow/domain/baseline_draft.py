@@ -88,6 +88,18 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+# The condition word an EARS AC writes itself ("WHEN a GET request …", "IF the `limit` …"):
+# kept once, in sentence case, never doubled ("When WHEN …").
+_CONDITION = re.compile(r"(when|if|while|where)\b\s*", re.IGNORECASE)
+
+
+def _condition(when: str, first: bool) -> str:
+    """The When context of a proposition: `when` with its own condition word, or "when"."""
+    m = _CONDITION.match(when)
+    word, rest = (m.group(1).lower(), when[m.end() :]) if m else ("when", when)
+    return f"{word.capitalize() if first else word} {rest}, "
+
+
 def _behaviour(context: str, clause: str) -> str:
     if starts_with_verb(clause):
         clause = f"it {clause}"  # "... is rejected with 409 and creates no second trial"
@@ -116,7 +128,7 @@ def _i_checks(r: Reading) -> list[Piece]:
     out: list[Piece] = []
     # The precondition is part of the behaviour ("fewer than 10 messages ⇒ none removed").
     given = f"Given {r.given}, " if r.given else ""
-    when = f"{'w' if given else 'W'}hen {r.when}, " if r.when else ""
+    when = _condition(r.when, first=not given) if r.when else ""
     context = given + when
     if r.ingress:
         trigger = f" ({r.when})" if r.when else ""
@@ -130,7 +142,9 @@ def _i_checks(r: Reading) -> list[Piece]:
             for option in (first, second):
                 span = or_span(r.given, first, second)
                 path_given = r.given.replace(span, option, 1) if span else r.given
-                path_context = f"Given {path_given}, " + (f"when {r.when}, " if r.when else "")
+                path_context = f"Given {path_given}, " + (
+                    _condition(r.when, first=False) if r.when else ""
+                )
                 core = f"{clause} [given: {option}]"
                 out.append(Piece(core, _behaviour(path_context, clause), _PATH_GIVEN))
             continue
