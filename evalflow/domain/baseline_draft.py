@@ -35,6 +35,7 @@ import yaml
 from evalflow.domain.ac_language import (
     Reading,
     has_logic,
+    mask_nested,
     named_fields,
     non_english,
     or_span,
@@ -124,6 +125,33 @@ _CLAUSE = "clause: one I-check per observable clause"
 _MANUAL = "manual: not English, imported verbatim; decompose it by hand"
 
 
+# The fields of a persisted artefact named in the clause's subject: "a new task with ID 1 and
+# title "Buy groceries" is created" (the payload-field rule's "with [field]" before the verb).
+_SUBJECT_FIELDS = re.compile(
+    r"^(?P<det>an?|the)\s+(?P<new>new\s+)?(?P<noun>[a-z]+)\s+with\s+(?P<list>.+?)\s+"
+    r"(?P<verb>(?:is|are)\s+(?:created|added|saved|stored|persisted|recorded|inserted))\b",
+    re.IGNORECASE,
+)
+
+
+def _subject_fields(clause: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(the clause without its field list, the artefact, the fields) when the clause's subject
+    lists two or more fields of the artefact it creates; None otherwise."""
+    m = _SUBJECT_FIELDS.match(mask_nested(clause))
+    if not m:
+        return None
+    masked, start, raw = m.group("list"), m.start("list"), []
+    for sep in re.finditer(r",\s*(?:and\s+)?|\s+and\s+", masked):
+        raw.append(clause[start : m.start("list") + sep.start()])
+        start = m.start("list") + sep.end()
+    raw.append(clause[start : m.end("list")])
+    fields = tuple(f.strip() for f in raw if f.strip())
+    if len(fields) < 2:
+        return None
+    head = f"{clause[: m.start('noun')]}{m.group('noun')} {clause[m.start('verb') :]}"
+    return head, m.group("noun").lower(), fields
+
+
 def _i_checks(r: Reading) -> list[Piece]:
     out: list[Piece] = []
     # The precondition is part of the behaviour ("fewer than 10 messages ⇒ none removed").
@@ -169,6 +197,15 @@ def _i_checks(r: Reading) -> list[Piece]:
             continue
         if r.product_choice and re.match(r"the\s+product\s+choos", clause, re.IGNORECASE):
             continue  # the product choice is the two checks above
+        subject = _subject_fields(clause)
+        if subject:
+            head, artefact, fields = subject
+            out.append(Piece(head, _behaviour(context, head), _CLAUSE))
+            for field in fields:
+                prop = _sentence(f"the {artefact} (the constructed object) carries {field}")
+                out.append(Piece(f"{artefact} carries {field}", prop,
+                                 "conjunction/payload: one I-check per named field"))  # fmt: skip
+            continue
         fields, artefact, at = named_fields(clause)
         if fields and fields == r.fields:
             head = _CONNECTOR.sub("", clause[:at].rstrip())

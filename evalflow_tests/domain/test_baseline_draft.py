@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from evalflow.domain.baseline_draft import draft_ac
+from evalflow.domain.baseline_draft import decomposition, draft_ac
 from evalflow.domain.models import AcceptanceCriterion
 
 
@@ -24,3 +24,16 @@ def test_an_ears_condition_word_is_kept_once() -> None:
     assert if_.startswith("If the `limit` query parameter exceeds 100, ")
     (gwt,) = _propositions("Given a task, when the user deletes it, then it is removed")
     assert gwt.startswith("Given a task, when the user deletes it, ")
+
+
+def test_fields_listed_in_the_subject_of_a_created_artefact_get_one_check_each() -> None:
+    # bilalwebs/todo-in-memory-python-console-phase-1: "a new task with ID 1 and title … is
+    # created" was one check; SPEC §1's payload-field rule gives one per named field.
+    assert decomposition(
+        'Given the CLI is open, When they add "Buy groceries", Then a new task with ID 1 and '
+        'title "Buy groceries" is created.'
+    ) == ("a new task is created", "task carries ID 1", 'task carries title "Buy groceries"')
+    # One field, or a list after the verb, stays as it was.
+    assert decomposition("Then a task with a unique id is created") == (
+        "a task with a unique id is created",
+    )
