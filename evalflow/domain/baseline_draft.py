@@ -117,6 +117,8 @@ class Piece:
     proposition: str
     rule: str
     wiring: bool = False
+    # A named field of the clause's subject (artefact, field): its T-check is its own.
+    field: tuple[str, str] | None = None
 
 
 _PATH_GIVEN = "disjunction (independent paths): per path of the precondition"
@@ -130,6 +132,14 @@ _MANUAL = "manual: not English, imported verbatim; decompose it by hand"
 _SUBJECT_FIELDS = re.compile(
     r"^(?P<det>an?|the)\s+(?P<new>new\s+)?(?P<noun>[a-z]+)\s+with\s+(?P<list>.+?)\s+"
     r"(?P<verb>(?:is|are)\s+(?:created|added|saved|stored|persisted|recorded|inserted))\b",
+    re.IGNORECASE,
+)
+
+
+# An EARS response with a status and a body: "respond with HTTP 400 and an error message …".
+_STATUS_AND_BODY = re.compile(
+    r"^(?P<verb>(?:respond|reply|answer|fail)s?)\s+with\s+"
+    r"(?P<status>(?:(?:HTTP|status)\s+)?[1-5]\d\d(?:\s+[A-Z][\w ]*?)?)\s+and\s+(?P<body>.+)$",
     re.IGNORECASE,
 )
 
@@ -197,6 +207,15 @@ def _i_checks(r: Reading) -> list[Piece]:
             continue
         if r.product_choice and re.match(r"the\s+product\s+choos", clause, re.IGNORECASE):
             continue  # the product choice is the two checks above
+        status = _STATUS_AND_BODY.match(clause)
+        if status:
+            # "respond with HTTP 400 and an error message indicating …": the verb is shared by
+            # a status and a body, one check each (the message may hold its own "and").
+            for part in ("status", "body"):
+                core = f"{status.group('verb')} with {status.group(part)}"
+                out.append(Piece(core, _behaviour(context, core),
+                                 "conjunction: a verb shared by a list, one check per object"))  # fmt: skip
+            continue
         subject = _subject_fields(clause)
         if subject:
             head, artefact, fields = subject
@@ -204,7 +223,8 @@ def _i_checks(r: Reading) -> list[Piece]:
             for field in fields:
                 prop = _sentence(f"the {artefact} (the constructed object) carries {field}")
                 out.append(Piece(f"{artefact} carries {field}", prop,
-                                 "conjunction/payload: one I-check per named field"))  # fmt: skip
+                                 "conjunction/payload: one I-check per named field",
+                                 field=(artefact, field)))  # fmt: skip
             continue
         fields, artefact, at = named_fields(clause)
         if fields and fields == r.fields:
@@ -227,7 +247,9 @@ def decomposition(text: str) -> tuple[str, ...]:
     return tuple(p.core for p in _i_checks(read(text)))
 
 
-def _t_checks(r: Reading, behaviours: list[str]) -> list[tuple[str, str, str, bool]]:
+def _t_checks(
+    r: Reading, behaviours: list[str], fields: list[tuple[str, str]]
+) -> list[tuple[str, str, str, bool]]:
     """(proposition, rule, level, outcome) of each T-check: each behaviour at the level its
     own wording demands (the AC's level when the clause alone says nothing), each named
     field at the AC's contract level."""
@@ -246,8 +268,8 @@ def _t_checks(r: Reading, behaviours: list[str]) -> list[tuple[str, str, str, bo
             out.append((f"{article[lvl]} test asserts {what}{_lower_first(behaviour.rstrip('.'))}.",
                         rule + ("; T-outcome" if outcome else ""), lvl, outcome))  # fmt: skip
     field_level = "unit" if r.level == "unit" else "e2e"
-    for field in r.fields:
-        out.append((f"{article[field_level]} test asserts the {r.artefact} carries "
+    for artefact, field in fields:
+        out.append((f"{article[field_level]} test asserts the {artefact} carries "
                     f"{_ARTICLE.sub('', field)}.",
                     f"level policy: {field_level}; conjunction/payload applies to T-checks",
                     field_level, False))  # fmt: skip
@@ -272,7 +294,12 @@ def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
             DraftCheck(f"{ac.id}-I{n}", "I", piece.proposition, piece.rule, wiring=piece.wiring)
         )
     behaviours = [p.proposition for p in pieces if not p.wiring and "payload" not in p.rule]
-    for n, (prop, rule, level, outcome) in enumerate(_t_checks(r, behaviours), start=1):
+    # The reading's payload fields, but not those a status-and-body check already holds
+    # ("respond with HTTP 400"), and the fields of a created artefact's subject.
+    shared = " ".join(p.core for p in pieces if p.rule.startswith("conjunction: a verb shared"))
+    fields = [(r.artefact or "", f) for f in r.fields if f not in shared]
+    fields += [p.field for p in pieces if p.field]
+    for n, (prop, rule, level, outcome) in enumerate(_t_checks(r, behaviours, fields), start=1):
         checks.append(DraftCheck(f"{ac.id}-T{n}", "T", prop, rule, level=level, outcome=outcome))
     notes = []
     if r.fields:

@@ -20,10 +20,15 @@ HOLDOUT = yaml.safe_load((Path(__file__).parent / "ac_holdout.yaml").read_text()
 # the drafter was run on them: 38/49 drafted exactly then; the rules' fixes that followed
 # were general (an EARS verb's object list, "and that …", a clause after "but").
 HOLDOUT2 = yaml.safe_load((Path(__file__).parent / "ac_holdout2.yaml").read_text())
+# Four repositories of the second onboarding round (spec-kit ×2, BMAD v6, Kiro), hand
+# decomposed while reading the draft: 53/71 drafted exactly before the rules it prompted (a
+# status and a body shared by "respond", fields in a created artefact's subject), 61/71 after.
+HOLDOUT3 = yaml.safe_load((Path(__file__).parent / "ac_holdout3.yaml").read_text())
 # The shares drafted exactly when these floors were set; raise them with the drafter.
 FLOOR = 0.96
 HOLDOUT_FLOOR = 0.83
 HOLDOUT2_FLOOR = 0.89
+HOLDOUT3_FLOOR = 0.85
 
 
 def test_the_corpus_is_real_and_large_enough() -> None:
@@ -36,6 +41,7 @@ SETS = [
     ("corpus", CORPUS, FLOOR),
     ("holdout", HOLDOUT, HOLDOUT_FLOOR),
     ("holdout2", HOLDOUT2, HOLDOUT2_FLOOR),
+    ("holdout3", HOLDOUT3, HOLDOUT3_FLOOR),
 ]
 
 

@@ -37,3 +37,27 @@ def test_fields_listed_in_the_subject_of_a_created_artefact_get_one_check_each()
     assert decomposition("Then a task with a unique id is created") == (
         "a task with a unique id is created",
     )
+
+
+def test_a_status_and_a_body_shared_by_respond_are_two_checks() -> None:
+    # foxey/imaprest's Kiro spec, 11 ACs: "respond with HTTP 400 and an error message …" was
+    # drafted as "respond", "the respond carries HTTP 400", "the respond carries an error …".
+    text = (
+        "IF the `limit` query parameter exceeds 100, THEN THE REST_API SHALL respond with HTTP "
+        "400 and an error message indicating the maximum allowed limit is 100"
+    )
+    assert decomposition(text) == (
+        "respond with HTTP 400",
+        "respond with an error message indicating the maximum allowed limit is 100",
+    )
+    draft = draft_ac(AcceptanceCriterion(id="R2-AC3", text=text, line=1))
+    tests = [c.proposition for c in draft.checks if c.kind == "T"]
+    assert len(tests) == 2 and not any("carries" in t for t in tests)
+
+
+def test_each_subject_field_gets_its_own_t_check() -> None:
+    text = 'Given the CLI is open, When they add it, Then a new task with ID 1 and title "X" is created'
+    draft = draft_ac(AcceptanceCriterion(id="US1-AC1", text=text, line=1))
+    tests = [c.proposition for c in draft.checks if c.kind == "T"]
+    assert tests[1:] == ["A unit test asserts the task carries ID 1.",
+                         'A unit test asserts the task carries title "X".']  # fmt: skip
