@@ -124,6 +124,7 @@ class Piece:
 _PATH_GIVEN = "disjunction (independent paths): per path of the precondition"
 _PRODUCT_DEFAULT = "disjunction (product-controlled): the default behaviour"
 _CLAUSE = "clause: one I-check per observable clause"
+_SHARED_VERB = "conjunction: a verb shared by a list, one check per object"
 _MANUAL = "manual: not English, imported verbatim; decompose it by hand"
 
 
@@ -213,8 +214,7 @@ def _i_checks(r: Reading) -> list[Piece]:
             # a status and a body, one check each (the message may hold its own "and").
             for part in ("status", "body"):
                 core = f"{status.group('verb')} with {status.group(part)}"
-                out.append(Piece(core, _behaviour(context, core),
-                                 "conjunction: a verb shared by a list, one check per object"))  # fmt: skip
+                out.append(Piece(core, _behaviour(context, core), _SHARED_VERB))
             continue
         subject = _subject_fields(clause)
         if subject:
@@ -296,7 +296,7 @@ def draft_ac(ac: AcceptanceCriterion) -> DraftAC:
     behaviours = [p.proposition for p in pieces if not p.wiring and "payload" not in p.rule]
     # The reading's payload fields, but not those a status-and-body check already holds
     # ("respond with HTTP 400"), and the fields of a created artefact's subject.
-    shared = " ".join(p.core for p in pieces if p.rule.startswith("conjunction: a verb shared"))
+    shared = " ".join(p.core for p in pieces if p.rule == _SHARED_VERB)
     fields = [(r.artefact or "", f) for f in r.fields if f not in shared]
     fields += [p.field for p in pieces if p.field]
     for n, (prop, rule, level, outcome) in enumerate(_t_checks(r, behaviours, fields), start=1):

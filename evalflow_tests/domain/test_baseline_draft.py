@@ -56,7 +56,10 @@ def test_a_status_and_a_body_shared_by_respond_are_two_checks() -> None:
 
 
 def test_each_subject_field_gets_its_own_t_check() -> None:
-    text = 'Given the CLI is open, When they add it, Then a new task with ID 1 and title "X" is created'
+    text = (
+        'Given the CLI is open, When they add it, Then a new task with ID 1 and title "X" is '
+        "created"
+    )
     draft = draft_ac(AcceptanceCriterion(id="US1-AC1", text=text, line=1))
     tests = [c.proposition for c in draft.checks if c.kind == "T"]
     assert tests[1:] == ["A unit test asserts the task carries ID 1.",
