@@ -29,6 +29,7 @@ _NAME = re.compile(
     r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?:\.[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)?\b"
 )
 _PARAM = re.compile(r":\w+|\{\w+\}")
+_CONDITION_WORD = re.compile(r"^(?:given|when|if|while|where)\s+", re.IGNORECASE)
 _META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 # Not an identifier a run must write: a value, a placeholder, an example, a glob.
 _NOT_FIXED = re.compile(r"^[\d\s.,:;/%$+\-=<>]*$|[<>]|\.\.\.|\*")
@@ -87,12 +88,46 @@ def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
     r = read(ac_text)
     for part, words in (("given", r.given), ("when", r.when)):
         if words and part in behaviour.lower():
-            behaviour = behaviour.replace(words, " ")
+            # The draft writes the context in sentence case ("WHEN a GET request …" of an EARS
+            # AC becomes "When a GET request …"): matched without its condition word and case.
+            core = re.escape(_CONDITION_WORD.sub("", words))
+            behaviour = re.sub(core, " ", behaviour, flags=re.IGNORECASE)
+    # Names of an object literal the AC quotes (`{ "messages": […], "nextCursor": … }`): a
+    # field of a constructed object, which its type's declaration (`nextCursor: number |
+    # null;`) also spells.
+    literal = {
+        ident
+        for m in _SPAN.finditer(ac_text)
+        for span in [next(g for g in m.groups() if g is not None)]
+        if "{" in span
+        for ident in fixed_identifiers(span)
+    }
     return tuple(
-        Probe(kind=kind, pattern=_assigned(ident, behaviour) or pattern_for(ident), proposed=True)
+        Probe(
+            kind=kind,
+            pattern=_assigned(ident, behaviour)
+            or (_valued(ident) if ident in literal else pattern_for(ident)),
+            proposed=True,
+        )
         for ident in fixed_identifiers(ac_text)
         if ident in behaviour
     )
+
+
+# What follows `name:` when a value is given, not a type: a literal, or an expression that
+# goes on (`last.uid`, `uids.length > limit`, `more ? a : null`, `f(x)`). A declaration's
+# `number | null;`, `boolean;` or `Cursor` does not match (RE2 has no lookahead).
+_VALUE = (
+    r"""["']?\s*:\s*(?:null|true|false|None|True|False|-?\d|[\[{'"`]"""
+    r"|[a-z_$][\w$]*\s*(?:[.(?<>=!&+*/%-]|\|\|))"
+)
+
+
+def _valued(identifier: str) -> str:
+    """A pattern for `identifier` given a value (an object literal's key, a keyword argument
+    or an assignment), never its declaration alone."""
+    name = pattern_for(identifier)
+    return rf"{name}{_VALUE}|{name}\s*=[^=>]"
 
 
 def _assigned(identifier: str, behaviour: str) -> str | None:
@@ -101,6 +136,8 @@ def _assigned(identifier: str, behaviour: str) -> str | None:
     name is declared (`public DateTime UpdatedAt { get; set; }`) proves no value is set."""
     name = re.escape(identifier)
     sets = rf"{name}(?:\W+(?:and|or)\W+\S+)?\W+(?:is|are|gets|get)\s+(?:set|updated|assigned)\b"
+    if re.search(rf"\bsets?\s+\W?{name}\W?\s+to\b", behaviour, re.IGNORECASE):
+        return _valued(identifier)  # "set `nextCursor` to null": a key given a value
     if not re.search(rf"{sets}|{name}\W+(?:advances|reflects)\b", behaviour):
         return None
     return pattern_for(identifier) + r"\s*=[^=>]"

@@ -4,7 +4,8 @@ layout), snake_case/camelCase names; values, placeholders and globs are not iden
 
 from __future__ import annotations
 
-from evalflow.domain.baseline_draft import DraftCheck
+from evalflow.domain.baseline_draft import DraftCheck, draft_ac
+from evalflow.domain.models import AcceptanceCriterion
 from evalflow.domain.patterns import compile_untrusted
 from evalflow.domain.probe_proposals import candidates, fixed_identifiers, pattern_for
 
@@ -56,6 +57,21 @@ def test_an_identifier_of_the_context_is_no_candidate() -> None:
     assert [p.pattern for p in candidates(check, ac)] == ["GolferList"]
 
 
+def test_an_ears_context_in_sentence_case_is_no_candidate() -> None:
+    # foxey/imaprest: the draft writes "WHEN a GET request is received at `/mailboxes/…`" as
+    # "When a GET request …"; the route stayed in the behaviour and matched the MCP client's
+    # URL builder for "return only messages with UIDs less than the cursor" (a false MET).
+    ac = (
+        "WHEN a GET request is received at `/mailboxes/:mailbox/messages` with a `cursor`, THE "
+        "REST_API SHALL set `nextCursor` to null"
+    )
+    draft = draft_ac(AcceptanceCriterion(id="R1-AC7", text=ac, line=1))
+    (check,) = [c for c in draft.checks if c.kind == "I"]
+    assert check.proposition.startswith("When a GET request is received at `/mailboxes/")
+    (probe,) = candidates(check, ac)
+    assert probe.pattern.startswith("nextCursor") and "mailboxes" not in probe.pattern
+
+
 def test_a_plain_word_is_no_identifier() -> None:
     # Found on a real BMAD v6 project: `Expense`, "status", "Private" matched everywhere.
     text = (
@@ -94,3 +110,21 @@ def test_a_field_the_ac_says_is_set_is_probed_as_an_assignment() -> None:
     assert [p.pattern for p in candidates(shown, "THEN the MockAuthProvider is registered")] == [
         "MockAuthProvider"
     ]
+
+
+def test_a_field_of_a_quoted_object_literal_needs_a_value_not_its_declaration() -> None:
+    # foxey/imaprest: "include … `{ "messages": [...], "nextCursor": <uid|null>, "hasMore":
+    # <boolean> }`" and "set `nextCursor` to null" were MET on `nextCursor: number | null;`, the
+    # response type's declaration, not the constructed response.
+    ac = (
+        'THE REST_API SHALL include Pagination_Metadata as `{ "messages": [...], "nextCursor": '
+        "<uid|null> }`"
+    )
+    check = DraftCheck("R1-AC5-I1", "I", ac.split("SHALL ")[1], "x")
+    set_to = DraftCheck("R1-AC7-I1", "I", "It sets `nextCursor` to null.", "x")
+    for probe in (*candidates(check, ac), *candidates(set_to, "SHALL set `nextCursor` to null")):
+        pattern = compile_untrusted(probe.pattern)
+        assert not pattern.search("  nextCursor: number | null;")
+        assert not pattern.search("  nextCursor?: number;")
+        assert pattern.search("  nextCursor: hasMore ? page.at(-1).uid : null,")
+        assert pattern.search("  body.nextCursor = null;")
