@@ -3,7 +3,8 @@
 Per check (not per AC: every check gets its own evidence, searches and cache entries, and the
 shared prefix is cheap thanks to prompt caching) the judge runs a bounded loop: Claude calls
 `list_files` / `grep` / `read_file` (see `repo_tools`), evalflow answers from the snapshot, and
-Claude ends by calling `submit_verdict` {status MET|UNMET, evidence, searches, rationale}.
+Claude ends by calling `submit_verdict` {status MET|UNMET, evidence, searches, rationale}
+(the loop is `tool_loop.ToolLoopJudge`, shared with the OpenAI judge).
 Only evalflow answers UNSCORED, always with the reason: a malformed answer twice in a row
 (schema-invalid `submit_verdict` input, a MET whose searches claim hits evalflow never
 returned — `validator.claimed_search_problem` — or no `submit_verdict` call), the loop exhausted
@@ -65,43 +66,39 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalflow.domain.models import BaselineAC, Check, Verdict
 from evalflow.errors import InputError, JudgeUnavailableError
 from evalflow.judges.base import JudgeRequest
-from evalflow.judges.cache import UNCACHEABLE_STOPS, unanswered
+from evalflow.judges.cache import UNCACHEABLE_STOPS
 from evalflow.judges.cost import (
-    BUDGET_STOP,
     Budget,
-    BudgetExceededError,
     PriceTable,
     UsageRecord,
 )
-from evalflow.judges.family import bare_model, same_family
+from evalflow.judges.family import bare_model
 from evalflow.judges.prompt import (
     LAST_TURN_NOTICE,
     PROMPT_VERSION,
-    RETRY_NO_SUBMIT,
     SUBMIT_TOOL,
     SUBMIT_TOOL_NAME,
     SYSTEM_PROMPT,
-    check_block,
-    run_context,
-    untrusted,
 )
 from evalflow.judges.registry import require_api_key
-from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
+from evalflow.judges.repo_tools import TOOL_DEFINITIONS, ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
-    unscored_verdict,
-    verdict_from_submission,
-    warn_self_preference,
+)
+from evalflow.judges.tool_loop import (
+    CUT_AT_MAX_TOKENS,
+    Answer,
+    Call,
+    Dialect,
+    ToolLoopJudge,
 )
 from evalflow.judges.transport import (
     CallSite,
@@ -117,7 +114,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-DEFAULT_K = 3
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 _EPHEMERAL = {"type": "ephemeral"}
 _FORCED_TOOL_OK = (
@@ -473,14 +469,7 @@ class MalformedResponseError(Exception):
     (exit 2) with what the body said, and the body is kept so a rerun does not pay again."""
 
 
-class RunStoppedError(Exception):
-    """Most checks of a scoring run already ended without a usable answer: the rest are not
-    asked (`ClaudeJudge.score` raises JudgeUnavailableError)."""
-
-
 _THROTTLE_STATUS = frozenset({429, 529})
-# A scoring run of at least this many checks stops once most of them lack a usable answer.
-STOP_MIN_CHECKS = 8
 # An attempt that failed after the request left (read timeout, connection dropped) may have
 # been answered and billed: it is charged at its worst case, marked `estimated`.
 _NOT_SENT = ("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol")
@@ -638,14 +627,6 @@ def _text(raw: Any) -> str:
         return "(body unreadable)"
 
 
-def _repo_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
-    """A repository tool's answer: its text is repository data (`prompt.untrusted`); an
-    error is evalflow's own message and stays outside the delimiters."""
-    if result.is_error:
-        return _tool_result(tool_use_id, result)
-    return _tool_result(tool_use_id, ToolResult(untrusted(result.text)))
-
-
 def _tool_result(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     return {
         "type": "tool_result",
@@ -739,7 +720,7 @@ class ClaudeClient(ModelTransport):
             malformed=malformed,
         )
 
-    def _cut(self, response: dict[str, Any]) -> bool:
+    def cut(self, response: dict[str, Any]) -> bool:
         return response.get("stop_reason") == "max_tokens"
 
     def _unusable(self, response: dict[str, Any]) -> str | None:
@@ -786,9 +767,6 @@ class ClaudeBacked:
     def drain_usage(self) -> list[UsageRecord]:
         """Usage records since the last drain (the pipeline stores them as `judge_usage`)."""
         return self.transport.drain_usage()
-
-
-CUT_AT_MAX_TOKENS = "answer cut at max_tokens even after one retry with twice the room"
 
 
 class ToolAnswerError(Exception):
@@ -905,10 +883,55 @@ def _problem(exc: ValueError) -> str:
     return str(exc)[:300]
 
 
-class ClaudeJudge(ClaudeBacked):
-    """Claude through the official SDK with read-only repository tools (module docstring)."""
+class _Messages(Dialect):
+    """The check conversation in Messages API content blocks (`ClaudeJudge`'s dialect)."""
+
+    def __init__(self, request_params: Callable[..., dict[str, Any]]) -> None:
+        self.request_params = request_params
+
+    def start(self, context: str, block: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": context}, {"type": "text", "text": block}],
+            }
+        ]
+
+    def announce_last(self, conversation: list[dict[str, Any]]) -> None:
+        # Into the last user turn: the Messages API wants user and assistant turns to alternate.
+        conversation[-1]["content"].append({"type": "text", "text": LAST_TURN_NOTICE})
+
+    def params(
+        self, conversation: list[dict[str, Any]], *, force: bool, context: str
+    ) -> dict[str, Any]:
+        return self.request_params(conversation, force=force)
+
+    def read(self, response: dict[str, Any]) -> Answer:
+        content = _assistant_content(response.get("content") or [])
+        calls = [
+            Call(b["id"], b["name"], b.get("input")) for b in content if b.get("type") == "tool_use"
+        ]
+        return Answer(
+            calls,
+            [{"role": "assistant", "content": content}],
+            f"no submit_verdict call (stop_reason {response.get('stop_reason')})",
+        )
+
+    def tool_turn(self, results: list[tuple[str, ToolResult]]) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": [_tool_result(i, r) for i, r in results]}]
+
+    def user_turn(self, text: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+
+
+class ClaudeJudge(ClaudeBacked, ToolLoopJudge):
+    """Claude through the official SDK with read-only repository tools (module docstring);
+    the per-check loop is the shared `tool_loop.ToolLoopJudge`, written in Messages API
+    content blocks here."""
 
     prompt_version = PROMPT_VERSION
+    spend_cap_env = "EVALFLOW_CLAUDE_MAX_CHECK_USD"
+    thread_prefix = "claude-judge"
 
     def __init__(
         self, settings: ClaudeSettings | None = None, **options: Unpack[ClaudeOptions]
@@ -930,18 +953,12 @@ class ClaudeJudge(ClaudeBacked):
         ]
         self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
         self._stop = threading.Event()  # set by `score` once most checks are unusable
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
+        self._log = log
+        self.dialect = _Messages(self.request_params)
 
     @property
     def judge_id(self) -> str:
         return f"anthropic:{self.settings.model}"
-
-    @property
-    def deterministic(self) -> bool:
-        return False
 
     def fingerprint_fields(self) -> dict[str, Any]:
         s = self.settings
@@ -963,88 +980,11 @@ class ClaudeJudge(ClaudeBacked):
     def record_usage(self, record: UsageRecord) -> None:
         self.transport.record_usage(record)
 
-    def score(self, request: JudgeRequest) -> list[Verdict]:
-        warn_self_preference(log, self.settings.model, request.author_model)
+    def _prefetch(self, request: JudgeRequest) -> None:
         if self.settings.batch:
             from evalflow.judges.batch import prefetch_with_batches
 
             prefetch_with_batches(self, request)
-        self._stop = threading.Event()
-        unusable: list[Verdict] = []
-        lock = threading.Lock()
-        total = len(request.checks)
-
-        def judged(ac: BaselineAC, check: Check) -> Verdict:
-            verdict = self.score_check(ac, check, request, prefetch=False)
-            with lock:
-                if verdict.status == "UNSCORED" and not unanswered(verdict.rationale):
-                    unusable.append(verdict)
-                # Most checks already lack a usable answer: asking the rest cannot rescue the
-                # run. (A run of a handful of checks is left to finish: little to save.)
-                if total >= STOP_MIN_CHECKS and len(unusable) > total / 2:
-                    self._stop.set()
-            return verdict
-
-        pool = ThreadPoolExecutor(
-            max_workers=self.settings.concurrency, thread_name_prefix="claude-judge"
-        )
-        try:
-            futures = [pool.submit(judged, ac, check) for ac, check in request.checks]
-            for future in as_completed(futures):
-                if not isinstance(future.exception(), RunStoppedError):
-                    future.result()
-            if self._stop.is_set():
-                first = min(unusable, key=lambda v: v.check_id)
-                raise JudgeUnavailableError(
-                    f"judge {self.judge_id} gave no usable answer for {len(unusable)} of "
-                    f"{len(futures)} checks of scoring run {request.run} (e.g. {first.check_id}: "
-                    f"{' '.join(first.rationale.split())[:200]})",
-                    where=request.run_key,
-                    fix="check the model and its settings; the answers are kept, "
-                    "--rejudge unscored asks again",
-                )
-            return [f.result() for f in futures]
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def score_check(
-        self, ac: BaselineAC, check: Check, request: JudgeRequest, *, prefetch: bool
-    ) -> Verdict:
-        """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
-        if self._stop.is_set():
-            raise RunStoppedError(check.id)
-        reask = False
-        if self.settings.rejudge and not prefetch:
-            # --rejudge unscored: a conversation whose stored answers end UNSCORED is asked
-            # again (its unusable answers re-sent); every other one replays as before.
-            dry = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
-            try:
-                replayed = self._converse(ac, check, request, dry, prefetch=True)
-                reask = replayed.status == "UNSCORED"
-            except PendingCallError:
-                pass  # never fully answered: asked as usual
-            except JudgeUnavailableError:
-                reask = True  # a stored malformed body (a replay sends nothing)
-        tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
-        try:
-            verdict = self._converse(ac, check, request, tools, prefetch=prefetch, reask=reask)
-        except (PendingCallError, JudgeUnavailableError, RunStoppedError):
-            raise
-        except BudgetExceededError:
-            verdict = self._unscored(check, request.run, tools, BUDGET_STOP)
-        except Exception as exc:
-            verdict = self._unscored(check, request.run, tools, failure_reason(exc))
-        # What the verdict rests on, by content: a later run can tell which files changed.
-        return verdict.model_copy(update={"read_blobs": tuple(sorted(tools.read.items()))})
-
-    def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
-        return unscored_verdict(
-            check_id=check.id,
-            run=run,
-            judge_id=self.judge_id,
-            executed=tools.searches,
-            reason=reason,
-        )
 
     def request_params(self, messages: list[dict[str, Any]], *, force: bool) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -1061,14 +1001,6 @@ class ClaudeJudge(ClaudeBacked):
             params["output_config"] = {"effort": self.settings.effort}
         return params
 
-    def key_for(self, params: dict[str, Any], site: CallSite) -> str:
-        return self.transport.key_for(params, site)
-
-    def _call(
-        self, params: dict[str, Any], site: CallSite, *, prefetch: bool, reask: bool = False
-    ) -> dict[str, Any]:
-        return self.transport.call(params, site, prefetch=prefetch, reask=reask)
-
     def usage_from_response(
         self,
         site: CallSite,
@@ -1082,122 +1014,8 @@ class ClaudeJudge(ClaudeBacked):
             site, response, request_id=request_id, attempt=attempt, batch=batch
         )
 
-    def _converse(
-        self,
-        ac: BaselineAC,
-        check: Check,
-        request: JudgeRequest,
-        tools: RepoTools,
-        *,
-        prefetch: bool,
-        reask: bool = False,
-    ) -> Verdict:
-        k = int(request.extra.get("k", DEFAULT_K))
-        context = run_context(
-            request.diff_paths,
-            request.anchors,
-            request.test_levels,
-            same_family(self.settings.model, request.author_model),
-        )
-        messages: list[dict[str, Any]] = [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": context},
-                    {"type": "text", "text": check_block(ac, check, request.run, k)},
-                ],
-            }
-        ]
-        retried = False
-        spent = 0.0  # from the answers' own usage: the same on a replay
-        cap = self.settings.max_check_usd
-        for turn in range(1, self.settings.max_turns + 1):
-            if cap is not None and spent >= cap:
-                return self._unscored(
-                    check,
-                    request.run,
-                    tools,
-                    f"per-check spend cap: ${spent:.4f} spent in {turn - 1} turns without a "
-                    f"verdict (cap ${cap:g}, EVALFLOW_CLAUDE_MAX_CHECK_USD)",
-                )
-            last = turn == self.settings.max_turns
-            force = self.force_final_tool and (retried or last)
-            if last:
-                # Announced on every model, also where tool_choice cannot force the answer.
-                messages[-1]["content"].append({"type": "text", "text": LAST_TURN_NOTICE})
-            # No commit in the key: a turn's request already holds what the judge read (tool
-            # results), so a change in a file it never read re-asks nothing (`cache`).
-            site = CallSite(request.run_key, check.id, request.run, turn)
-            params = self.request_params(messages, force=force)
-            response = self._call(params, site, prefetch=prefetch, reask=reask)
-            spent += self.transport.usage_from_response(
-                site, response, request_id=None, attempt=0, batch=False
-            ).usd
-            if response.get("stop_reason") == "max_tokens":
-                # Already retried once with twice the room (`ClaudeClient.call`): no more.
-                self.transport.reject(params, site, CUT_AT_MAX_TOKENS)
-                return self._unscored(check, request.run, tools, CUT_AT_MAX_TOKENS)
-            content = _assistant_content(response.get("content") or [])
-            messages.append({"role": "assistant", "content": content})
-            uses = [b for b in content if b.get("type") == "tool_use"]
-            submits = [b for b in uses if b.get("name") == SUBMIT_TOOL_NAME]
-            if submits:
-                verdict, problem = self._verdict_from(
-                    submits[0].get("input"), check, request, tools
-                )
-                if verdict is not None:
-                    return verdict
-                self.transport.reject(params, site, problem)
-            elif uses:
-                results = [
-                    _repo_result(b["id"], tools.call(b["name"], b.get("input"))) for b in uses
-                ]
-                messages.append({"role": "user", "content": results})
-                continue
-            else:
-                problem = f"no submit_verdict call (stop_reason {response.get('stop_reason')})"
-                self.transport.reject(params, site, problem)
-            if retried:
-                return self._unscored(
-                    check, request.run, tools, f"malformed answer twice: {problem}"
-                )
-            retried = True
-            messages.append({"role": "user", "content": self._retry_turn(uses, problem, tools)})
-        return self._unscored(
-            check,
-            request.run,
-            tools,
-            f"tool loop exhausted: no verdict after {self.settings.max_turns} turns",
-        )
-
-    def _retry_turn(
-        self, uses: list[dict[str, Any]], problem: str, tools: RepoTools
-    ) -> list[dict[str, Any]]:
-        if not uses:
-            return [{"type": "text", "text": RETRY_NO_SUBMIT}]
-        out = []
-        for block in uses:
-            if block.get("name") == SUBMIT_TOOL_NAME:
-                result = ToolResult(
-                    f"error: invalid submit_verdict input: {problem}. Fix it and call "
-                    "submit_verdict again.",
-                    is_error=True,
-                )
-                out.append(_tool_result(block["id"], result))
-            else:
-                out.append(_repo_result(block["id"], tools.call(block["name"], block.get("input"))))
-        return out
-
-    def _verdict_from(
-        self, payload: Any, check: Check, request: JudgeRequest, tools: RepoTools
-    ) -> tuple[Verdict | None, str]:
-        return verdict_from_submission(
-            payload,
-            check_id=check.id,
-            run=request.run,
-            judge_id=self.judge_id,
-            executed=tools.searches,
-        )
+    def _failure_reason(self, exc: Exception) -> str:
+        return failure_reason(exc)
 
 
 def failure_reason(exc: Exception) -> str:

@@ -1,12 +1,14 @@
 """The OpenAI-compatible judge: a second model family over the same read-only repository tools.
 
-Per check it runs the Claude judge's loop with the same text (`prompt`): the system prompt, the
-run context, the check block, repository answers inside the untrusted-data delimiters and the
-last-turn notice. The model calls `list_files` / `grep` / `read_file` as functions, evalflow
-answers from the snapshot, and the model ends with `submit_verdict`. Only evalflow answers
+Per check it runs the Claude judge's loop (`tool_loop.ToolLoopJudge`, the same code) with the
+same text (`prompt`): the system prompt, the run context, the check block, repository answers
+inside the untrusted-data delimiters and the last-turn notice. The model calls `list_files` /
+`grep` / `read_file` as functions, evalflow answers from the snapshot, and the model ends with
+`submit_verdict`. Only evalflow answers
 UNSCORED, always with the reason (malformed answer twice, loop exhausted, the per-check spend
 cap, an answer cut at the output limit twice, an API failure after retries, "budget stop"), and
-every verdict then passes the shared evidence validator like any other judge's.
+every verdict then passes the shared evidence validator like any other judge's. As Claude's, a
+scoring run of at least 8 checks stops (exit 2) once most of them have no usable answer.
 
 Transport: the official `openai` SDK, in one of two wire APIs (`EVALFLOW_OPENAI_API`):
 - `responses` (the default for api.openai.com): `POST /responses`. The system prompt goes in
@@ -79,21 +81,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import urllib.parse
-from abc import ABC, abstractmethod
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from abc import abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalflow.domain.models import BaselineAC, Check, Verdict
-from evalflow.errors import InputError, JudgeUnavailableError
+from evalflow.errors import InputError
 from evalflow.judges.anthropic_judge import (
     _NOT_SENT,
     BREAKERS_DIR,
-    CUT_AT_MAX_TOKENS,
     CircuitBreaker,
     _retry_after,
     breaker_for,
@@ -101,32 +100,22 @@ from evalflow.judges.anthropic_judge import (
 )
 from evalflow.judges.base import JudgeRequest
 from evalflow.judges.cost import (
-    BUDGET_STOP,
     Budget,
-    BudgetExceededError,
     PriceTable,
-    UsageRecord,
 )
-from evalflow.judges.family import same_family
 from evalflow.judges.prompt import (
     LAST_TURN_NOTICE,
     PROMPT_VERSION,
-    RETRY_NO_SUBMIT,
     SUBMIT_TOOL,
     SUBMIT_TOOL_NAME,
     SYSTEM_PROMPT,
-    check_block,
-    run_context,
-    untrusted,
 )
-from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolLimits, ToolResult
+from evalflow.judges.repo_tools import TOOL_DEFINITIONS, ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
-    unscored_verdict,
-    verdict_from_submission,
-    warn_self_preference,
 )
-from evalflow.judges.transport import CallSite, Failure, ModelTransport, PendingCallError
+from evalflow.judges.tool_loop import Answer, Call, Dialect, ToolLoopJudge
+from evalflow.judges.transport import Failure, ModelTransport
 
 if TYPE_CHECKING:
     import openai
@@ -137,7 +126,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
 DEFAULT_MODEL = "gpt-5.5"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-DEFAULT_K = 3
 WireAPI = Literal["responses", "chat"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 # Why an answer is of no use (cut at the output limit, withheld): kept, marked unusable.
@@ -369,34 +357,17 @@ def _make_client(settings: OpenAISettings, key: str) -> openai.OpenAI:
     )
 
 
-@dataclass(frozen=True)
-class _Call:
-    """One function call of an answer; `arguments` None when not a JSON object."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] | None
-
-
-def _call(ident: str, name: Any, raw_arguments: Any) -> _Call:
+def _call(ident: str, name: Any, raw_arguments: Any) -> Call:
+    """A function call; arguments that are not a JSON object are answered with an error."""
     try:
         arguments = json.loads(raw_arguments or "")
     except (TypeError, ValueError):
         arguments = None
-    return _Call(ident, str(name or ""), arguments if isinstance(arguments, dict) else None)
+    parsed = isinstance(arguments, dict)
+    return Call(ident, str(name or ""), arguments if parsed else None, parsed)
 
 
-@dataclass(frozen=True)
-class _Answer:
-    """One turn's answer, whichever wire API brought it."""
-
-    calls: list[_Call]
-    refusal: str | None
-    stop: str | None  # why it ended early: length / max_output_tokens / content_filter
-    items: list[dict[str, Any]]  # what goes back into the conversation
-
-
-class _Wire(ABC):
+class _Wire(Dialect):
     """What differs between the two wire APIs; the judge's loop is the same over both."""
 
     max_field: str
@@ -406,41 +377,46 @@ class _Wire(ABC):
 
     @abstractmethod
     def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
-        """Implemented by each wire API."""
+        """Send `params` through the SDK: its raw response."""
 
     @abstractmethod
     def body(self, raw: Any) -> dict[str, Any]:
-        """Implemented by each wire API."""
-
-    @abstractmethod
-    def start(self, text: str) -> list[dict[str, Any]]:
-        """Implemented by each wire API."""
-
-    @abstractmethod
-    def params(
-        self, conversation: list[dict[str, Any]], *, force: bool, context: str
-    ) -> dict[str, Any]:
-        """Implemented by each wire API."""
-
-    @abstractmethod
-    def read(self, response: dict[str, Any]) -> _Answer:
-        """Implemented by each wire API."""
+        """The raw response as a dict, or a fatal OpenAIAPIError (`_parsed`)."""
 
     @abstractmethod
     def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
-        """Implemented by each wire API."""
-
-    def user(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "content": text}
+        """One tool call's answer."""
 
     @abstractmethod
     def tokens(self, response: dict[str, Any]) -> tuple[int, int, int]:
         """(input tokens, of which cached, output tokens)."""
-        """Implemented by each wire API."""
 
     @abstractmethod
     def stop(self, response: dict[str, Any]) -> str | None:
-        """Implemented by each wire API."""
+        """Why the answer ended early: length / max_output_tokens / content_filter."""
+
+    def user(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    def announce_last(self, conversation: list[dict[str, Any]]) -> None:
+        conversation.append(self.user(LAST_TURN_NOTICE))
+
+    def tool_turn(self, results: list[tuple[str, ToolResult]]) -> list[dict[str, Any]]:
+        return [self.tool_output(i, r.text) for i, r in results]
+
+    def user_turn(self, text: str) -> list[dict[str, Any]]:
+        return [self.user(text)]
+
+    def _answer(
+        self, calls: list[Call], refusal: str | None, response: dict[str, Any], items: list[Any]
+    ) -> Answer:
+        stop = self.stop(response)
+        no_submit = (
+            f"the model refused: {' '.join(refusal.split())[:200]}"
+            if refusal
+            else f"no submit_verdict call (stopped: {stop or 'completed'})"
+        )
+        return Answer(calls, items, no_submit, refusal)
 
     def _common(self) -> dict[str, Any]:
         s = self.settings
@@ -492,8 +468,8 @@ class _Chat(_Wire):
 
         return _parsed(raw, ok, "a chat completion", self.settings.api_key_env)
 
-    def start(self, text: str) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": SYSTEM_PROMPT}, self.user(text)]
+    def start(self, context: str, block: str) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": SYSTEM_PROMPT}, self.user(f"{context}\n{block}")]
 
     def params(
         self, conversation: list[dict[str, Any]], *, force: bool, context: str
@@ -510,7 +486,7 @@ class _Chat(_Wire):
             params["reasoning_effort"] = self.settings.reasoning_effort
         return params
 
-    def read(self, response: dict[str, Any]) -> _Answer:
+    def read(self, response: dict[str, Any]) -> Answer:
         choice = response["choices"][0]
         message = choice.get("message") or {}
         raw_calls = message.get("tool_calls") or []
@@ -535,7 +511,7 @@ class _Chat(_Wire):
                 }
                 for call, raw in zip(calls, raw_calls, strict=True)
             ]
-        return _Answer(calls, message.get("refusal"), self.stop(response), [turn])
+        return self._answer(calls, message.get("refusal"), response, [turn])
 
     def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": call_id, "content": text}
@@ -570,8 +546,8 @@ class _Responses(_Wire):
 
         return _parsed(raw, ok, "a response", self.settings.api_key_env)
 
-    def start(self, text: str) -> list[dict[str, Any]]:
-        return [self.user(text)]
+    def start(self, context: str, block: str) -> list[dict[str, Any]]:
+        return [self.user(f"{context}\n{block}")]
 
     def params(
         self, conversation: list[dict[str, Any]], *, force: bool, context: str
@@ -593,7 +569,7 @@ class _Responses(_Wire):
             params["reasoning"] = {"effort": self.settings.reasoning_effort}
         return params
 
-    def read(self, response: dict[str, Any]) -> _Answer:
+    def read(self, response: dict[str, Any]) -> Answer:
         items = [i for i in response["output"] if isinstance(i, dict)]
         calls = [
             _call(str(i.get("call_id") or ""), i.get("name"), i.get("arguments"))
@@ -608,7 +584,7 @@ class _Responses(_Wire):
             if isinstance(part, dict) and part.get("type") == "refusal"
         ]
         # Every output item goes back as it arrived, reasoning first: the model's own turn.
-        return _Answer(calls, refusals[0] if refusals else None, self.stop(response), items)
+        return self._answer(calls, refusals[0] if refusals else None, response, items)
 
     def tool_output(self, call_id: str, text: str) -> dict[str, Any]:
         return {"type": "function_call_output", "call_id": call_id, "output": text}
@@ -705,7 +681,7 @@ class OpenAITransport(ModelTransport):
             malformed=exc.reason if exc.malformed else None,
         )
 
-    def _cut(self, response: dict[str, Any]) -> bool:
+    def cut(self, response: dict[str, Any]) -> bool:
         return self.wire.stop(response) in _CUT
 
     def _unusable(self, response: dict[str, Any]) -> str | None:
@@ -725,9 +701,13 @@ class OpenAITransport(ModelTransport):
         }
 
 
-class OpenAIJudge:
+class OpenAIJudge(ToolLoopJudge):
     """A model behind an OpenAI-compatible API, Responses or Chat Completions (module
-    docstring)."""
+    docstring); the per-check loop is the shared `tool_loop.ToolLoopJudge`, written in the
+    wire API's items here."""
+
+    spend_cap_env = "EVALFLOW_OPENAI_MAX_CHECK_USD"
+    thread_prefix = "openai-judge"
 
     def __init__(
         self,
@@ -742,19 +722,14 @@ class OpenAIJudge:
             self.settings, cache_dir=cache_dir, budget=budget, prices=prices
         )
         self.budget = self.transport.budget
-        self.wire = self.transport.wire
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
+        self.wire = self.dialect = self.transport.wire
+        self.force_final_tool = self.settings.force_final_tool
+        self._stop = threading.Event()  # set by `score` once most checks are unusable
+        self._log = log
 
     @property
     def judge_id(self) -> str:
         return f"openai:{self.settings.model}"
-
-    @property
-    def deterministic(self) -> bool:
-        return False
 
     def fingerprint_fields(self) -> dict[str, Any]:
         s = self.settings
@@ -774,174 +749,8 @@ class OpenAIJudge:
             "max_check_usd": s.max_check_usd,
         }
 
-    def drain_usage(self) -> list[UsageRecord]:
-        return self.transport.drain_usage()
+    def _prefetch(self, request: JudgeRequest) -> None:
+        """Nothing is fetched ahead: no batch API here."""
 
-    def score(self, request: JudgeRequest) -> list[Verdict]:
-        warn_self_preference(log, self.settings.model, request.author_model)
-        pool = ThreadPoolExecutor(
-            max_workers=self.settings.concurrency, thread_name_prefix="openai-judge"
-        )
-        try:
-            futures = [pool.submit(self.score_check, ac, c, request) for ac, c in request.checks]
-            return [f.result() for f in futures]
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def score_check(self, ac: BaselineAC, check: Check, request: JudgeRequest) -> Verdict:
-        """One check's verdict; every failure inside it becomes UNSCORED with the reason."""
-        reask = False
-        if self.settings.rejudge:
-            # --rejudge unscored: only a conversation whose stored answers end UNSCORED is
-            # asked again (its unusable answers re-sent); the others replay as before.
-            dry = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
-            try:
-                replayed = self._converse(ac, check, request, dry, prefetch=True)
-                reask = replayed.status == "UNSCORED"
-            except PendingCallError:
-                pass  # never fully answered: asked as usual
-            except JudgeUnavailableError:
-                reask = True  # a stored malformed body (a replay sends nothing)
-        tools = RepoTools(request.snapshot, request.diff_paths, self.settings.limits)
-        try:
-            return self._converse(ac, check, request, tools, reask=reask)
-        except JudgeUnavailableError:
-            raise
-        except BudgetExceededError:
-            return self._unscored(check, request.run, tools, BUDGET_STOP)
-        except Exception as exc:
-            return self._unscored(
-                check, request.run, tools, _failure_reason(exc, self.settings.api_key_env)
-            )
-
-    def _unscored(self, check: Check, run: int, tools: RepoTools, reason: str) -> Verdict:
-        return unscored_verdict(
-            check_id=check.id,
-            run=run,
-            judge_id=self.judge_id,
-            executed=tools.searches,
-            reason=reason,
-        )
-
-    def _converse(
-        self,
-        ac: BaselineAC,
-        check: Check,
-        request: JudgeRequest,
-        tools: RepoTools,
-        *,
-        prefetch: bool = False,
-        reask: bool = False,
-    ) -> Verdict:
-        k = int(request.extra.get("k", DEFAULT_K))
-        context = run_context(
-            request.diff_paths,
-            request.anchors,
-            request.test_levels,
-            same_family(self.settings.model, request.author_model),
-        )
-        wire = self.wire
-        conversation = wire.start(f"{context}\n{check_block(ac, check, request.run, k)}")
-        retried = False
-        problem = ""
-        spent = 0.0  # from the answers' own usage: the same on a replay
-        cap = self.settings.max_check_usd
-        for turn in range(1, self.settings.max_turns + 1):
-            if cap is not None and spent >= cap:
-                return self._unscored(
-                    check,
-                    request.run,
-                    tools,
-                    f"per-check spend cap: ${spent:.4f} spent in {turn - 1} turns without a "
-                    f"verdict (cap ${cap:g}, EVALFLOW_OPENAI_MAX_CHECK_USD)",
-                )
-            last = turn == self.settings.max_turns
-            if last:
-                conversation.append(wire.user(LAST_TURN_NOTICE))
-            force = self.settings.force_final_tool and (retried or last)
-            site = CallSite(request.run_key, check.id, request.run, turn)  # no commit: `cache`
-            params = wire.params(list(conversation), force=force, context=context)
-            response = self.transport.call(params, site, prefetch=prefetch, reask=reask)
-            spent += self.transport.usage_from_response(
-                site, response, request_id=None, attempt=0
-            ).usd
-            answer = wire.read(response)
-            if answer.stop in _CUT:
-                # Already asked once more with twice the room (`OpenAITransport.call`).
-                self.transport.reject(params, site, CUT_AT_MAX_TOKENS)
-                return self._unscored(check, request.run, tools, CUT_AT_MAX_TOKENS)
-            conversation += answer.items
-            submits = [c for c in answer.calls if c.name == SUBMIT_TOOL_NAME]
-            if submits:
-                verdict, problem = self._verdict_from(submits[0].arguments, check, request, tools)
-                if verdict is not None:
-                    return verdict
-                self.transport.reject(params, site, problem)
-            elif answer.calls:
-                conversation += [
-                    self._tool_output(c.id, self._run_tool(c, tools)) for c in answer.calls
-                ]
-                continue
-            else:
-                problem = (
-                    f"the model refused: {' '.join(answer.refusal.split())[:200]}"
-                    if answer.refusal
-                    else f"no submit_verdict call (stopped: {answer.stop or 'completed'})"
-                )
-                self.transport.reject(params, site, problem)
-            if retried:
-                return self._unscored(
-                    check, request.run, tools, f"malformed answer twice: {problem}"
-                )
-            retried = True
-            conversation += self._retry_items(answer.calls, problem, tools)
-        return self._unscored(
-            check,
-            request.run,
-            tools,
-            f"tool loop exhausted: no verdict after {self.settings.max_turns} turns",
-        )
-
-    def _tool_output(self, call_id: str, result: ToolResult) -> dict[str, Any]:
-        """A tool answer: repository text inside the untrusted-data delimiters, evalflow's own
-        error messages outside them."""
-        text = result.text if result.is_error else untrusted(result.text)
-        return self.wire.tool_output(call_id, text)
-
-    @staticmethod
-    def _run_tool(call: _Call, tools: RepoTools) -> ToolResult:
-        if call.arguments is None:
-            return ToolResult(
-                f"error: the arguments of {call.name} are not a JSON object", is_error=True
-            )
-        return tools.call(call.name, call.arguments)
-
-    def _retry_items(
-        self, calls: list[_Call], problem: str, tools: RepoTools
-    ) -> list[dict[str, Any]]:
-        """Every call of the rejected turn answered (the API requires it), then the retry."""
-        if not calls:
-            return [self.wire.user(RETRY_NO_SUBMIT)]
-        out = []
-        for call in calls:
-            if call.name == SUBMIT_TOOL_NAME:
-                result = ToolResult(
-                    f"error: invalid submit_verdict input: {problem}. Fix it and call "
-                    "submit_verdict again.",
-                    is_error=True,
-                )
-            else:
-                result = self._run_tool(call, tools)
-            out.append(self._tool_output(call.id, result))
-        return out
-
-    def _verdict_from(
-        self, payload: Any, check: Check, request: JudgeRequest, tools: RepoTools
-    ) -> tuple[Verdict | None, str]:
-        return verdict_from_submission(
-            payload,
-            check_id=check.id,
-            run=request.run,
-            judge_id=self.judge_id,
-            executed=tools.searches,
-        )
+    def _failure_reason(self, exc: Exception) -> str:
+        return _failure_reason(exc, self.settings.api_key_env)

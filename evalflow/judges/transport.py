@@ -12,7 +12,7 @@ was answered with a 200 whose body is not an answer, may have been billed and is
 its worst case, `estimated`. A malformed body is kept in the cache like any answer (a rerun
 or a step retry replays it to the same stop instead of paying it again; `--rejudge unscored`
 asks again). A subclass says how its SDK sends, parses and classifies (`_create`, `_body`,
-`_failure`) and how its answers read (`usage_from_response`, `_cut`, `_unusable`).
+`_failure`) and how its answers read (`usage_from_response`, `cut`, `_unusable`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,18 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from evalflow.errors import JudgeUnavailableError
 from evalflow.judges.cache import ResponseCache, cache_key
 from evalflow.judges.cost import Budget, PriceTable, UsageRecord, input_token_bound, load_prices
 
 if TYPE_CHECKING:
-    from evalflow.judges.anthropic_judge import CircuitBreaker, RateLimiter
+    from evalflow.judges.anthropic_judge import CircuitBreaker, ClaudeSettings, RateLimiter
+    from evalflow.judges.openai_judge import OpenAISettings
+
+    # What a transport and the check loop read: every LLM backend's settings have it.
+    ModelSettings = ClaudeSettings | OpenAISettings
 
 log = logging.getLogger(__name__)
 
@@ -83,21 +87,6 @@ class Failure:
     malformed: str | None = None  # a 200 whose body is not an answer: what it said
 
 
-class TransportSettings(Protocol):
-    """The settings every transport reads (Claude's and OpenAI's have them)."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def max_tokens(self) -> int: ...
-    @property
-    def max_retries(self) -> int: ...
-    @property
-    def max_throttle_s(self) -> float: ...
-    @property
-    def max_cost_usd(self) -> float | None: ...
-
-
 class ModelTransport(ABC):
     """Cache, retries, budget and usage records around one model's API (module docstring)."""
 
@@ -108,7 +97,7 @@ class ModelTransport(ABC):
 
     def __init__(
         self,
-        settings: TransportSettings,
+        settings: ModelSettings,
         *,
         prompt_version: str,
         cache_dir: Path | None,
@@ -150,7 +139,7 @@ class ModelTransport(ABC):
         """The answer's own usage: input, output, cache-read and cache-write tokens."""
 
     @abstractmethod
-    def _cut(self, response: dict[str, Any]) -> bool:
+    def cut(self, response: dict[str, Any]) -> bool:
         """Whether the answer stopped at the output limit."""
 
     @abstractmethod
@@ -254,7 +243,7 @@ class ModelTransport(ABC):
                     fix="rerun with --rejudge unscored to ask again once the API is fixed",
                 )
             # A cut answer whose larger retry never came (a batch answer, or the process died).
-            unenlarged = self._cut(hit) and not meta.get("enlarged")
+            unenlarged = self.cut(hit) and not meta.get("enlarged")
             if prefetch or not unenlarged:
                 if not prefetch:
                     self._replayed(key, site, hit, batch=bool(meta.get("batch")))
@@ -267,7 +256,7 @@ class ModelTransport(ABC):
         # Stored before anything else is sent: a step retry after a failure of the larger
         # retry (or of any later turn) replays this answer instead of paying it again.
         self._store(key, site, response, enlarged=False)
-        if not self._cut(response):
+        if not self.cut(response):
             return response
         return self._store(key, site, self._larger(params, site, key), enlarged=True)
 
