@@ -254,22 +254,59 @@ def _eval_options(
     )
 
 
+@dataclass(frozen=True)
+class _ScoreArgs:
+    """The options `--compat` and `_with_score_options` give score, certify and compare."""
+
+    compat: str | None
+    threshold: float | None
+    corpus_dir: Path | None
+    runs: int
+    seed: int
+    pairwise_opponents: int
+    output: str
+    as_json: bool
+    verbose: bool
+    judge: str
+    judge_models: tuple[str, ...]
+    judges_per_model: int
+    mc_backend: str
+    concurrency: int | None
+
+    @property
+    def fmt(self) -> str:
+        return _output_format(self.output, self.as_json)
+
+    def llm(self) -> _Llm:
+        return _llm(
+            self.judge,
+            self.judge_models,
+            self.judges_per_model,
+            self.mc_backend,
+            self.seed,
+            self.concurrency,
+        )
+
+    def eval_options(self, ctx: click.Context, depth: str, llm: _Llm) -> EvalOptions:
+        return _eval_options(
+            ctx,
+            depth,
+            self.corpus_dir,
+            self.runs,
+            self.seed,
+            llm,
+            self.compat,
+            self.pairwise_opponents,
+        )
+
+
 def _run_score(
-    ctx: click.Context,
-    path: Path,
-    depth: str,
-    output: str,
-    threshold: float | None,
-    corpus_dir: Path | None,
-    runs: int,
-    seed: int,
-    certify: bool,
-    llm: _Llm,
-    compat: str | None = None,
-    pairwise_opponents: int = 8,
-    verbose: bool = False,
+    ctx: click.Context, path: Path, depth: str, args: _ScoreArgs, *, certify: bool
 ) -> None:
-    options = _eval_options(ctx, depth, corpus_dir, runs, seed, llm, compat, pairwise_opponents)
+    output = args.fmt
+    llm = args.llm()
+    options = args.eval_options(ctx, depth, llm)
+    threshold, verbose = args.threshold, args.verbose
     try:
         evaluations, is_batch = evaluate_path(path, options)
     finally:
@@ -479,42 +516,10 @@ def plugin() -> None:
 @_with_score_options
 @click.pass_context
 @guarded
-def score(
-    ctx: click.Context,
-    path: Path,
-    depth: str,
-    compat: str | None,
-    threshold: float | None,
-    corpus_dir: Path | None,
-    runs: int,
-    seed: int,
-    pairwise_opponents: int,
-    output: str,
-    as_json: bool,
-    verbose: bool,
-    judge: str,
-    judge_models: tuple[str, ...],
-    judges_per_model: int,
-    mc_backend: str,
-    concurrency: int | None,
-) -> None:
+def score(ctx: click.Context, path: Path, depth: str, **options: Any) -> None:
     """Score PATH: a skill directory, its SKILL.md, a plugin or a directory of skills (a
     directory adds the plugin-level score of each plugin in it)."""
-    _run_score(
-        ctx,
-        path,
-        depth,
-        _output_format(output, as_json),
-        threshold,
-        corpus_dir,
-        runs,
-        seed,
-        certify=False,
-        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency),
-        compat=compat,
-        pairwise_opponents=pairwise_opponents,
-        verbose=verbose,
-    )
+    _run_score(ctx, path, depth, _ScoreArgs(**options), certify=False)
 
 
 @plugin.command("certify")
@@ -523,40 +528,9 @@ def score(
 @_with_score_options
 @click.pass_context
 @guarded
-def certify(
-    ctx: click.Context,
-    path: Path,
-    compat: str | None,
-    threshold: float | None,
-    corpus_dir: Path | None,
-    runs: int,
-    seed: int,
-    pairwise_opponents: int,
-    output: str,
-    as_json: bool,
-    verbose: bool,
-    judge: str,
-    judge_models: tuple[str, ...],
-    judges_per_model: int,
-    mc_backend: str,
-    concurrency: int | None,
-) -> None:
+def certify(ctx: click.Context, path: Path, **options: Any) -> None:
     """Full certification of PATH: every layer at deep depth, Elo (with --corpus-dir), badge."""
-    _run_score(
-        ctx,
-        path,
-        "deep",
-        _output_format(output, as_json),
-        threshold,
-        corpus_dir,
-        runs,
-        seed,
-        certify=True,
-        llm=_llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency),
-        compat=compat,
-        pairwise_opponents=pairwise_opponents,
-        verbose=verbose,
-    )
+    _run_score(ctx, path, "deep", _ScoreArgs(**options), certify=True)
 
 
 @plugin.command("compare")
@@ -573,40 +547,23 @@ def certify(
 @_with_score_options
 @click.pass_context
 @guarded
-def compare(
-    ctx: click.Context,
-    a: Path,
-    b: Path,
-    depth: str,
-    compat: str | None,
-    threshold: float | None,
-    corpus_dir: Path | None,
-    runs: int,
-    seed: int,
-    pairwise_opponents: int,
-    output: str,
-    as_json: bool,
-    verbose: bool,
-    judge: str,
-    judge_models: tuple[str, ...],
-    judges_per_model: int,
-    mc_backend: str,
-    concurrency: int | None,
-) -> None:
+def compare(ctx: click.Context, a: Path, b: Path, depth: str, **options: Any) -> None:
     """Head-to-head per-dimension table of two skills (B − A). --threshold, --corpus-dir and
     --runs mean what they mean for `score`, for both skills: exit 1 when either composite is
     below N, Elo against the corpus at deep depth, Monte Carlo runs at deep depth."""
-    fmt = _output_format(output, as_json)
+    args = _ScoreArgs(**options)
+    fmt = args.fmt
     if fmt == "json-lines":
         raise InputError(
             "--output json-lines is for score and certify", where="--output", fix="use json"
         )
-    llm = _llm(judge, judge_models, judges_per_model, mc_backend, seed, concurrency)
-    options = _eval_options(ctx, depth, corpus_dir, runs, seed, llm, compat, pairwise_opponents)
+    llm = args.llm()
+    eval_options = args.eval_options(ctx, depth, llm)
+    threshold, verbose = args.threshold, args.verbose
     reports = []
     try:
         for label, path in (("A", a), ("B", b)):
-            evaluations, is_batch = evaluate_path(path, options)
+            evaluations, is_batch = evaluate_path(path, eval_options)
             if is_batch:
                 raise InputError(
                     f"{label} is a directory of {len(evaluations)} skills",
