@@ -229,18 +229,9 @@ def story_heatmap(
     y_labels = [f"{r}  gate ✗" if r in failed_gates else str(r) for r in grid.index]
     values = grid.to_numpy(dtype=float)
     n_runs, n_stories = values.shape
-    with _figure(2.2 + 0.7 * n_stories, 1.3 + 0.35 * n_runs) as figure:
-        ax = figure.add_subplot()
-        image = ax.imshow(
-            np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
-        )
-        ax.set_xticks(np.arange(n_stories), labels=x_labels, rotation=45, ha="right")
-        ax.set_yticks(np.arange(n_runs), labels=y_labels)
-        _annotate(ax, values)
-        figure.colorbar(image, ax=ax, label="story score")
-        ax.set_title(title or "Story scores per run")
-        _note_omitted(figure, omitted)
-        return _save(figure, out_dir, stem)
+    size = (2.2 + 0.7 * n_stories, 1.3 + 0.35 * n_runs)
+    labels = (x_labels, y_labels, "story score", title or "Story scores per run")
+    return _score_heatmap(values, size, labels, omitted, out_dir, stem)
 
 
 def ac_heatmap(
@@ -274,16 +265,38 @@ def ac_heatmap(
                 for ac in grid.index]  # fmt: skip
     values = grid.to_numpy(dtype=float)
     n_acs, n_runs = values.shape
-    with _figure(3.0 + 0.75 * n_runs, 1.4 + 0.3 * n_acs) as figure:
+    size = (3.0 + 0.75 * n_runs, 1.4 + 0.3 * n_acs)
+    labels = (
+        x_labels,
+        y_labels,
+        "AC score (0.6·I + 0.4·T)",
+        title or "AC scores per framework run",
+    )
+    return _score_heatmap(values, size, labels, omitted, out_dir, stem)
+
+
+def _score_heatmap(
+    values: np.ndarray,
+    size: tuple[float, float],
+    labels: tuple[Sequence[str], Sequence[str], str, str],
+    omitted: Sequence[str],
+    out_dir: Path,
+    stem: str,
+) -> PlotFiles:
+    """A grid of 0–1 scores (rows × columns), NULL cells blank, each cell labelled half up;
+    `labels` are the column and row labels, the colour bar's and the title."""
+    x_labels, y_labels, bar, title = labels
+    n_rows, n_columns = values.shape
+    with _figure(*size) as figure:
         ax = figure.add_subplot()
         image = ax.imshow(
             np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
         )
-        ax.set_xticks(np.arange(n_runs), labels=x_labels, rotation=45, ha="right")
-        ax.set_yticks(np.arange(n_acs), labels=y_labels)
+        ax.set_xticks(np.arange(n_columns), labels=x_labels, rotation=45, ha="right")
+        ax.set_yticks(np.arange(n_rows), labels=y_labels)
         _annotate(ax, values)
-        figure.colorbar(image, ax=ax, label="AC score (0.6·I + 0.4·T)")
-        ax.set_title(title or "AC scores per framework run")
+        figure.colorbar(image, ax=ax, label=bar)
+        ax.set_title(title)
         _note_omitted(figure, omitted)
         return _save(figure, out_dir, stem)
 
