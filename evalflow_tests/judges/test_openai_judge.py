@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from evalflow.domain.models import Check
 from evalflow.errors import InputError, JudgeUnavailableError
-from evalflow.judges.anthropic_judge import CUT_AT_MAX_TOKENS
 from evalflow.judges.cache import STATS_FILE, entry_files
 from evalflow.judges.cost import BUDGET_STOP, Budget
 from evalflow.judges.evidence_kinds import EvidenceRules
 from evalflow.judges.family import judge_family, model_family, same_family
 from evalflow.judges.openai_judge import OpenAIJudge, OpenAISettings
 from evalflow.judges.prompt import LAST_TURN_NOTICE, PROMPT_VERSION, SYSTEM_PROMPT, UNTRUSTED_OPEN
+from evalflow.judges.tool_loop import CUT_AT_MAX_TOKENS
 from evalflow.judges.validator import validate_verdict
 from evalflow.repo.test_inventory import LevelConventions
 from evalflow_tests.judges.fake_anthropic import demo_request, demo_snapshot
@@ -499,3 +500,43 @@ def test_a_tripped_breaker_is_shared_through_the_warehouse(
             openai_judge(fake, tmp_path, concurrency=1).score(demo_request())
     assert len(fake.requests) == 1
     assert list((tmp_path / "breakers").glob("*.json"))
+
+
+TEN = tuple(Check(id=f"S1-AC1-I{i}", kind="I", proposition=f"feature {i}") for i in range(10))
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_a_run_whose_checks_are_mostly_unusable_stops_and_replays_free(
+    tmp_path: Path, api: str
+) -> None:
+    """As Claude's (the same loop): text without a tool call twice for most checks stops the
+    scoring run instead of paying for the rest; a rerun replays those answers."""
+
+    def chatty(turn: Turn) -> Reply:
+        return Reply({"content": "It is met."}, finish_reason="stop")
+
+    with FakeOpenAI(chatty) as fake:
+        judge = openai_judge(fake, tmp_path, api=api, concurrency=1)
+        with pytest.raises(JudgeUnavailableError, match="no usable answer for 6 of 10"):
+            judge.score(demo_request(checks=TEN))
+        asked = len(fake.requests)
+        assert asked == 12  # 6 checks, each asked and retried once; 4 never asked
+        with pytest.raises(JudgeUnavailableError, match="malformed answer twice"):
+            openai_judge(fake, tmp_path, api=api, concurrency=1).score(demo_request(checks=TEN))
+        assert len(fake.requests) == asked
+
+
+def test_verdicts_record_the_blobs_they_rest_on(tmp_path: Path) -> None:
+    """As Claude's: what the judge read, by content, so a later run can tell what changed."""
+    one = demo_request().checks[0][1:2]
+
+    def read_then_cite(turn: Turn) -> Reply:
+        if turn.turn == 1:
+            return calls(tool_call("read_file", {"path": "app/core.py"}, turn))
+        quote = 'return f"Hello, {name}"'
+        evidence = [{"path": "app/core.py", "start_line": 2, "end_line": 2, "quote": quote}]
+        return submit(turn, "MET", evidence=evidence, rationale="read it")
+
+    with FakeOpenAI(read_then_cite) as fake:
+        (verdict,) = openai_judge(fake, tmp_path).score(demo_request(checks=one))
+    assert [path for path, _ in verdict.read_blobs] == ["app/core.py"]
