@@ -115,11 +115,11 @@ def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
 
 
 # What follows `name:` when a value is given, not a type: a literal, or an expression that
-# goes on (`last.uid`, `uids.length > limit`, `more ? a : null`, `f(x)`). A declaration's
-# `number | null;`, `boolean;` or `Cursor` does not match (RE2 has no lookahead).
+# goes on (`last.uid`, `sorted[limit - 1]`, `n > limit`, `more ? a : null`, `f(x)`). A
+# declaration's `number | null;`, `boolean;` or `Cursor` does not match (RE2 has no lookahead).
 _VALUE = (
     r"""["']?\s*:\s*(?:null|true|false|None|True|False|-?\d|[\[{'"`]"""
-    r"|[a-z_$][\w$]*\s*(?:[.(?<>=!&+*/%-]|\|\|))"
+    r"|[a-z_$][\w$]*\s*(?:[.(\[?<>=!&+*/%-]|\|\|))"
 )
 
 
