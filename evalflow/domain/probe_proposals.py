@@ -29,6 +29,8 @@ _NAME = re.compile(
     r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+(?:\.[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)?\b"
 )
 _PARAM = re.compile(r":\w+|\{\w+\}")
+# A behaviour that claims an absence: what a name's presence cannot prove.
+_NEGATIVE = re.compile(r"\b(?:[Zz]ero|[Nn]o|[Nn]ot|[Nn]ever|none|[Nn]othing|[Ww]ithout)\b|n't\b")
 _CONDITION_WORD = re.compile(r"^(?:given|when|if|while|where)\s+", re.IGNORECASE)
 _META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 # Not an identifier a run must write: a value, a placeholder, an example, a glob.
@@ -92,6 +94,10 @@ def candidates(check: DraftCheck, ac_text: str) -> tuple[Probe, ...]:
             # AC becomes "When a GET request …"): matched without its condition word and case.
             core = re.escape(_CONDITION_WORD.sub("", words))
             behaviour = re.sub(core, " ", behaviour, flags=re.IGNORECASE)
+    if _NEGATIVE.search(behaviour):
+        # "returns zero findings for `missing-raises`", "no `Finding` is returned": the name
+        # is written by the positive path (or its test) and proves nothing of the negative one.
+        return ()
     # Names of an object literal the AC quotes (`{ "messages": […], "nextCursor": … }`): a
     # field of a constructed object, which its type's declaration (`nextCursor: number |
     # null;`) also spells.

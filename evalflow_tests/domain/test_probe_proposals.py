@@ -129,3 +129,19 @@ def test_a_field_of_a_quoted_object_literal_needs_a_value_not_its_declaration() 
         assert pattern.search("  nextCursor: hasMore ? page.at(-1).uid : null,")
         assert pattern.search("      nextCursor: sorted[limit - 1],")
         assert pattern.search("  body.nextCursor = null;")
+
+
+def test_a_negative_behaviour_gets_no_identifier_probe() -> None:
+    # Alberto-Codes/docvet: "returns zero findings for `missing-raises`" was MET on the line
+    # that builds the missing-raises finding (the positive path), and its T-check on a test
+    # asserting that a finding IS returned; a name proves nothing of its absence.
+    zero = "it returns zero findings for `missing-raises`"
+    ac = f"Given a `Raises:` section, when `check_enrichment` runs, {zero}"
+    i_check = DraftCheck("S1.4-AC3-I1", "I", f"{zero}.", "x")
+    t_check = DraftCheck("S1.4-AC3-T1", "T", f"A unit test asserts {zero}.", "x")
+    assert candidates(i_check, ac) == () and candidates(t_check, ac) == ()
+    positive = DraftCheck("S1.4-AC1-I1", "I", "It returns a `Finding` with `missing-raises`.", "x")
+    assert candidates(positive, "it returns a `Finding` with `missing-raises`")
+    # A name that starts with "Not" is no negation.
+    raised = DraftCheck("R1-AC1-I1", "I", "A `NotImplementedException` is thrown.", "x")
+    assert candidates(raised, "a `NotImplementedException` is thrown")
