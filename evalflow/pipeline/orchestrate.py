@@ -101,7 +101,37 @@ def instance(warehouse_root: str) -> dg.DagsterInstance:
             ) from None
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+    _remember_partitions(inst)
     return inst
+
+
+def _remember_partitions(inst: dg.DagsterInstance) -> None:
+    """Answer "is this partition registered?" from memory once the instance has said yes.
+
+    A step of a run over a dynamic partition asks it for every input and output it resolves
+    (≈ 270 times per framework run), and each question opens two SQLite connections (the
+    partitions table's existence, then the row): half of the index database's queries of a
+    first evaluation (docs/performance.md, "CPU per framework run"). A registered partition
+    stays registered for the command, unless this instance deletes it; a "no" is always asked
+    again, so a partition another process adds is seen."""
+    known: set[tuple[str, str]] = set()
+    has_partition = inst.has_dynamic_partition
+    delete_partition = inst.delete_dynamic_partition
+
+    def has_dynamic_partition(partitions_def_name: str, partition_key: str) -> bool:
+        if (partitions_def_name, partition_key) in known:
+            return True
+        found = has_partition(partitions_def_name, partition_key)
+        if found:
+            known.add((partitions_def_name, partition_key))
+        return found
+
+    def delete_dynamic_partition(partitions_def_name: str, partition_key: str) -> None:
+        known.discard((partitions_def_name, partition_key))
+        delete_partition(partitions_def_name, partition_key)
+
+    inst.has_dynamic_partition = has_dynamic_partition  # type: ignore[method-assign]
+    inst.delete_dynamic_partition = delete_dynamic_partition  # type: ignore[method-assign]
 
 
 def evaluate_run_job() -> dg.JobDefinition:

@@ -50,9 +50,25 @@ per_run_asset = partial(
 MANIFEST_TAG = "evalflow/manifest"
 
 
+# The last run prepared in this process, by Dagster run and partition (see `prepare`).
+_PREPARED: dict[tuple[str, str], PreparedRun] = {}
+
+
 def prepare(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> PreparedRun:
-    warehouse = evalflow.get_warehouse()
-    return prepare_run(manifest_for(warehouse, context.partition_key), warehouse.workdir)
+    """The partition's run, prepared once per Dagster run in this process.
+
+    Eight steps of a run need it, and preparing syncs the mirror and resolves the commits
+    with git each time (≈ 12 git processes); a step executed in another process (the
+    multiprocess executor, a retry elsewhere) prepares its own. Keyed by the Dagster run, so
+    a later run sees the repository as it is then."""
+    key = (context.run.run_id, context.partition_key)
+    prepared = _PREPARED.get(key)
+    if prepared is None:
+        warehouse = evalflow.get_warehouse()
+        prepared = prepare_run(manifest_for(warehouse, context.partition_key), warehouse.workdir)
+        _PREPARED.clear()
+        _PREPARED[key] = prepared
+    return prepared
 
 
 def stamp(frame: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
