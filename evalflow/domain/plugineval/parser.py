@@ -44,7 +44,9 @@ def strip_inline_code(line: str) -> str:
     the suffix of a backtick run, as long as possible, whose length some later run has
     exactly; the closer is the nearest such run.
     """
-    runs = [(m.start(), m.end() - m.start()) for m in re.finditer(r"`+", line)]
+    if "`" not in line:  # most prose lines: no span, and no regex call
+        return line
+    runs = [(m.start(), m.end() - m.start()) for m in _BACKTICKS_RE.finditer(line)]
     if len(runs) < 2:
         return line
     by_length: dict[int, list[int]] = {}
@@ -82,6 +84,7 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # over whole files. `bounded_matches` re-applies the left boundary, with identical results.
 MNA_RE = re.compile(r"(?:MUST|NEVER|ALWAYS)\b")  # \b(MUST|NEVER|ALWAYS)\b
 CROSS_REF_RE = re.compile(r"(?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+)*")
+_BACKTICKS_RE = re.compile(r"`+")
 _FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
 # A skill's text is untrusted, and on hostile lines Python's backtracking engine is
 # super-linear in these two (a 16 kB line of `[a](` took 5 s, of spaces under a heading 2 s):
@@ -99,7 +102,6 @@ _TABLE_RE = re.compile(r"\|.*\|.*\|")
 # A CommonMark thematic break (`---`, `***`, `___`, spaced or longer): markup between
 # sections, not content a model re-reads, so never a "duplicate line" (docs/plugineval.md).
 _THEMATIC_BREAK_RE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}")
-_HEADING_RE = compile_linear(rf"^#{{1,3}} +(.+?)#*{_WS}*$")
 _EXAMPLES_MARKERS = ("## example", "### example", "## usage")
 _TROUBLESHOOTING_MARKERS = ("## troubleshoot", "## common issue", "## faq")
 
@@ -181,6 +183,24 @@ def bounded_matches(
             continue
         yield m
         pos = m.end()
+
+
+def heading_text(line: str) -> str | None:
+    r"""The stripped text of a level 1–3 ATX heading (`#`–`###`, spaces, text, optional
+    closing `#`s), or None: what `^#{1,3} +(.+?)#*\s*$` captures, stripped, for a line
+    without a newline, in one linear pass (the pattern through RE2's Python wrapper cost
+    ≈ 50 µs a heading, most of parsing a skill)."""
+    level = len(line) - len(line.lstrip("#"))
+    if not 1 <= level <= 3 or line[level : level + 1] != " ":
+        return None
+    rest = line[level:].lstrip(" ")
+    if not rest:
+        # Only spaces after the marks: the text is the last space, if one is left for it.
+        return "" if len(line) - level >= 2 else None
+    # The text is as short as can be, one character at least: trailing whitespace and the
+    # closing marks before it are not part of it.
+    text = rest.rstrip().rstrip("#") or rest[0]
+    return text.strip()
 
 
 def count_lines(text: str) -> int:
@@ -369,7 +389,8 @@ def _scan_body(
     blocks = 0
     open_fence = ""
     for line in body_lines:
-        m = _FENCE_RE.match(line)
+        # A fence has three backticks or tildes: most lines skip the regex.
+        m = _FENCE_RE.match(line) if "```" in line or "~~~" in line else None
         if open_fence:
             if (
                 m is not None
@@ -434,13 +455,7 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         findings.append(unclosed)
     h2 = sum(1 for ln in prose_lines if ln.startswith("## "))
     h3 = sum(1 for ln in prose_lines if ln.startswith("### "))
-    # Only a line starting with "#" can be a heading: the guard skips the RE2 call (a round
-    # trip through its Python wrapper) on every prose line, most of a skill's text.
-    headings = tuple(
-        m.group(1).strip()
-        for ln in prose_lines
-        if ln.startswith("#") and (m := _HEADING_RE.match(ln)) is not None
-    )
+    headings = tuple(h for ln in prose_lines if (h := heading_text(ln)) is not None)
     prose = "\n".join(strip_inline_code(line) for line in prose_lines)
     prose_lower = prose.lower()
 
@@ -493,7 +508,10 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
     stripped_body = [
-        s for s in (ln.strip() for ln in body_lines) if s and not _THEMATIC_BREAK_RE.fullmatch(s)
+        s
+        for s in (ln.strip() for ln in body_lines)
+        # A thematic break starts with its mark: other lines skip the regex.
+        if s and not (s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s))
     ]
     reference_files = files.reference_files
     for f in reference_files:
