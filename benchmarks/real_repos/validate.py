@@ -155,6 +155,39 @@ BENCHMARKS = (
         )
         for framework in ("speckit", "bmad")
     ),
+    # Four coding agents, one brief, one folder each (papertrail/): use case 01 of
+    # pyros-projects/agent-comparison; each run is confined to its agent's folder.
+    *(
+        Benchmark(
+            name=f"papertrail_{short}",
+            manifest=HERE / f"papertrail/{short}/runs/{short}.yaml",
+            labels=HERE / f"papertrail/{short}/gold/{short}.labels.yaml",
+            side_gold=None,
+            run_key=f"papertrail.{framework}.r1",
+            mirror="pyros-projects+agent-comparison",
+            # The mirror lacks the largest blobs (chat replays, screenshots, data dumps); the use
+            # case's folder without them at 07d67e2 (brief only) and ac39de9 (HEAD) is all the
+            # PRD needs.
+            pin="179c76c5532ad02e5579574379958395ad6b412e",
+            derive_paths=(
+                "01-research-scraper",
+                ":(exclude,glob)**/*.chatreplay.json",
+                ":(exclude,glob)**/data/**",
+                ":(exclude,glob)**/*.png",
+                ":(exclude,glob)**/node_modules/**",
+            ),
+            derive_commits=(
+                "07d67e2091d6355dc8c6b89750f985bbb3da3e6b",
+                "ac39de9d40fc55affa16124da48308277400fb10",
+            ),
+        )
+        for short, framework in (
+            ("gpt51codex", "copilot-gpt51codex"),
+            ("opus45", "copilot-opus45"),
+            ("sonnet45", "copilot-sonnet45"),
+            ("kimik2", "cursor-kimik2"),
+        )
+    ),
 )
 
 

@@ -236,6 +236,7 @@ def test_every_mirrored_run_has_complete_gold_against_its_benchmarks_baseline() 
     assert len(baselines["lva_conversation_storage"]) == 1
     assert len(baselines["lva_llm_service"]) == 1
     assert len(baselines["task_planner"]) == 1
+    assert len(baselines["papertrail"]) == 1
     assert {b.run_key for b in mirrored} >= {
         "lva_conversation_storage.claude-code.f006",
         "lva_conversation_storage.codex.f001",
@@ -244,4 +245,8 @@ def test_every_mirrored_run_has_complete_gold_against_its_benchmarks_baseline() 
         "lva_llm_service.gemini-cli.f003",
         "task_planner.speckit.demo",
         "task_planner.bmad.demo",
+        "papertrail.copilot-gpt51codex.r1",
+        "papertrail.copilot-opus45.r1",
+        "papertrail.copilot-sonnet45.r1",
+        "papertrail.cursor-kimik2.r1",
     }
