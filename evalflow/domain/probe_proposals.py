@@ -30,7 +30,8 @@ _NAME = re.compile(
 )
 _PARAM = re.compile(r":\w+|\{\w+\}")
 # A behaviour that claims an absence: what a name's presence cannot prove.
-_NEGATIVE = re.compile(r"\b(?:[Zz]ero|[Nn]o|[Nn]ot|[Nn]ever|none|[Nn]othing|[Ww]ithout)\b|n't\b")
+# Any case ("does NOT produce"), but `None` is a value, not a negation.
+_NEGATIVE = re.compile(r"\b(?i:zero|no|not|never|nothing|without)\b|\bnone\b|n't\b")
 _CONDITION_WORD = re.compile(r"^(?:given|when|if|while|where)\s+", re.IGNORECASE)
 _META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 # Not an identifier a run must write: a value, a placeholder, an example, a glob.

@@ -142,6 +142,10 @@ def test_a_negative_behaviour_gets_no_identifier_probe() -> None:
     assert candidates(i_check, ac) == () and candidates(t_check, ac) == ()
     positive = DraftCheck("S1.4-AC1-I1", "I", "It returns a `Finding` with `missing-raises`.", "x")
     assert candidates(positive, "it returns a `Finding` with `missing-raises`")
+    shouted = DraftCheck("S3.2-AC7-I1", "I", "It does NOT produce a `missing-raises` finding.", "x")
+    assert candidates(shouted, "it does NOT produce a `missing-raises` finding") == ()
+    returns_none = DraftCheck("S1.3-AC7-I1", "I", "`node_index.get()` returns `None`.", "x")
+    assert candidates(returns_none, "`node_index.get()` returns `None`")
     # A name that starts with "Not" is no negation.
     raised = DraftCheck("R1-AC1-I1", "I", "A `NotImplementedException` is thrown.", "x")
     assert candidates(raised, "a `NotImplementedException` is thrown")
