@@ -58,6 +58,7 @@ def _words(text: str) -> set[str]:
 # What a drafted proposition puts before its behaviour: the AC's context ("Given …, when …, ")
 # and a T-check's frame ("An e2e test asserts the resulting state, read back …: ").
 _CONTEXT = re.compile(r"^(?:given\b[^,]*,\s+)?(?:when\b[^,]*,\s+)?", re.IGNORECASE)
+_CONDITION_WORD = re.compile(r"^(?:given|when|if|while|where)\s+", re.IGNORECASE)
 _T_FRAME = re.compile(
     r"^an?\s+(?:unit|e2e|integration)?\s*test\s+asserts?\s+(?:that\s+)?"
     r"(?:the\s+resulting\s+state,\s+read\s+back\s+\(not\s+a\s+mock\s+call\):\s+)?",
@@ -75,10 +76,14 @@ def _behaviour(check_prop: str, kind: str, r: Reading) -> str:
     text = check_prop.strip().rstrip(".")
     if kind == "T":
         text = _T_FRAME.sub("", text)
-    for part, words in (("given", r.given), ("when", r.when)):
-        prefix = f"{part} {words}, "
-        if words and text.lower().startswith(prefix.lower()):
-            text = text[len(prefix) :]
+    for words in (r.given, r.when):
+        if not words:
+            continue
+        # The drafter writes an EARS condition with its own word, once ("If the `limit` …").
+        core = re.escape(_CONDITION_WORD.sub("", words))
+        prefix = re.match(rf"(?:given|when|if|while|where)\s+{core},\s+", text, re.IGNORECASE)
+        if prefix:
+            text = text[prefix.end() :]
     return _CONTEXT.sub("", text)
 
 

@@ -257,3 +257,23 @@ def test_an_or_in_the_precondition_is_one_path_each() -> None:
     ]
     got = lint_baseline(_one_check(text, "An empty or missing input shows an error."))
     assert ("A1", "disjunction") in [(w.where, w.rule) for w in got]
+
+
+def test_an_ears_condition_is_context_not_behaviour() -> None:
+    # foxey/imaprest: the draft writes "IF the `uids` field is missing, not an array, or is an
+    # empty array, THEN … SHALL respond with HTTP 400 …" as "If the `uids` field is missing, …,
+    # respond with HTTP 400."; its "or" and "and" are the precondition's (one path), not two
+    # behaviours (lint gave 40 warnings on that draft, 15 now, each true).
+    text = (
+        "IF the `uids` field is missing, not an array, or is an empty array, THEN THE REST_API "
+        "SHALL respond with HTTP 400"
+    )
+    prop = (
+        "If the `uids` field is missing, not an array, or is an empty array, respond with HTTP 400."
+    )
+    rules = {"atomic", "disjunction", "sentence"}
+    got = [w.rule for w in lint_baseline(_one_check(text, prop)) if w.rule in rules]
+    assert got == []
+    # The same words in the behaviour itself are still flagged.
+    joined = _one_check(text, "It rejects the request and logs the uids.")
+    assert "atomic" in [w.rule for w in lint_baseline(joined)]
