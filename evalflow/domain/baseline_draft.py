@@ -140,7 +140,8 @@ _SUBJECT_FIELDS = re.compile(
 # An EARS response with a status and a body: "respond with HTTP 400 and an error message …".
 _STATUS_AND_BODY = re.compile(
     r"^(?P<verb>(?:respond|reply|answer|fail)s?)\s+with\s+"
-    r"(?P<status>(?:(?:HTTP|status)\s+)?[1-5]\d\d(?:\s+[A-Z][\w ]*?)?)\s+and\s+(?P<body>.+)$",
+    # A reason phrase in capitals ("400 Bad Request") belongs to the status, case-sensitively.
+    r"(?P<status>(?:(?:HTTP|status)\s+)?[1-5]\d\d(?-i:(?:\s+[A-Z][a-z]+)*))\s+and\s+(?P<body>.+)$",
     re.IGNORECASE,
 )
 

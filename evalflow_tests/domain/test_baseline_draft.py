@@ -50,6 +50,18 @@ def test_a_status_and_a_body_shared_by_respond_are_two_checks() -> None:
         "respond with HTTP 400",
         "respond with an error message indicating the maximum allowed limit is 100",
     )
+    # The message may hold its own "and"; a reason phrase in capitals is the status's.
+    assert decomposition(
+        "IF the `destination` is the source, THEN THE REST_API SHALL respond with HTTP 400 and "
+        "an error message indicating source and destination must differ"
+    ) == (
+        "respond with HTTP 400",
+        "respond with an error message indicating source and destination must differ",
+    )
+    assert decomposition("WHEN x, THE API SHALL respond with 404 Not Found and a hint") == (
+        "respond with 404 Not Found",
+        "respond with a hint",
+    )
     draft = draft_ac(AcceptanceCriterion(id="R2-AC3", text=text, line=1))
     tests = [c.proposition for c in draft.checks if c.kind == "T"]
     assert len(tests) == 2 and not any("carries" in t for t in tests)
