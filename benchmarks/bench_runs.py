@@ -6,7 +6,7 @@ builds N copies of the mini benchmark's `good` run (`evalflow_tests/mini_benchma
 offline heuristic judge: a demo-like run whose judging is a small part of its cost),
 registers them, and materialises them sequentially (one worker) — the first evaluation, then
 the unchanged re-evaluation. CPU is the child's own and its children's (git), so the
-machine's load does not distort it. The baseline is the same child run from `git archive` of
+machine's load does not distort it; wall time, which it does, is printed in parentheses. The baseline is the same child run from `git archive` of
 `--baseline` (default: main before the issue 28/33 work on per-run overhead), so old and new
 are measured side by side; the ratio old ÷ new is printed per N. Targets (issue 28): ≤ 2 s CPU
 per run for a first evaluation, an unchanged re-evaluation ≥ 20× cheaper.
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "af28c6d"
 
 CHILD = r"""
-import json, os, resource, sys, tempfile
+import json, os, resource, sys, tempfile, time
 from pathlib import Path
 
 from evalflow.pipeline import orchestrate
@@ -63,9 +63,10 @@ with tempfile.TemporaryDirectory() as tmp:
     keys = orchestrate.register(root, sorted(runs.glob("*.yaml")))
     figures = {}
     for name in ("first", "unchanged"):
-        start = cpu()
+        start, since = cpu(), time.perf_counter()
         outcomes = orchestrate.materialize(root, keys, workers=1)
         figures[name] = cpu() - start
+        figures[f"{name}_wall"] = time.perf_counter() - since
         assert all(o.success for o in outcomes), outcomes
     print(json.dumps(figures))
 """
@@ -114,6 +115,14 @@ def baseline_tree(rev: str, into: Path) -> Path | None:
     return tree
 
 
+def per_run(figures: dict[str, float], n: int) -> str:
+    """First / unchanged, CPU (wall) seconds per run."""
+    return " / ".join(
+        f"{figures[name] / n:6.2f} ({figures[f'{name}_wall'] / n:6.2f})"
+        for name in ("first", "unchanged")
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="1,12,50", help="comma-separated N (default 1,12,50)")
@@ -128,21 +137,24 @@ def main() -> int:
             old_tree = baseline_tree(args.baseline, Path(tmp))
             if old_tree is None:
                 print(f"baseline {args.baseline} not in this clone's history: this tree only")
-        print(f"CPU s per run, first evaluation / unchanged re-evaluation, {os.cpu_count()} cores")
+        print(
+            "s per run, first evaluation / unchanged re-evaluation, CPU (wall), "
+            f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+        )
         for n in counts:
             new = measure(ROOT, n)
             line = (
-                f"N = {n:3d}  new: {new['first'] / n:6.2f} / {new['unchanged'] / n:5.2f}"
+                f"N = {n:3d}  new: {per_run(new, n)}"
                 f"  (first ÷ unchanged {new['first'] / new['unchanged']:5.1f}×)"
             )
             if old_tree is not None:
                 old = measure(old_tree, n)
                 line += (
-                    f"  old: {old['first'] / n:6.2f} / {old['unchanged'] / n:5.2f}"
-                    f"  ratio old ÷ new {old['first'] / new['first']:4.2f}× / "
+                    f"  old: {per_run(old, n)}"
+                    f"  CPU ratio old ÷ new {old['first'] / new['first']:4.2f}× / "
                     f"{old['unchanged'] / new['unchanged']:4.2f}×"
                 )
-            print(line, flush=True)
+            print(f"{line}  load {os.getloadavg()[0]:.1f}", flush=True)
     return 0
 
 
