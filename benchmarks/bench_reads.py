@@ -1,11 +1,14 @@
 """Benchmark the read side (`evalflow query`) as runs accumulate: 12, 200 and 1,000 runs.
 
 A synthetic warehouse holds 20 per-run tables with one small part per run each (what a
-materialised run leaves: 1,000 runs are 20,000 parts). Timed per size, medians of wall and
-CPU seconds of this process:
+materialised run leaves: 1,000 runs are 20,000 parts), and the append-only
+`evaluation_history` with a part per evaluation, 3 per run. Timed per size, medians of wall
+and CPU seconds of this process:
 
 1. `query("SELECT 1")`: a statement that reads no table;
-2. `query(<a leaderboard read>)`: one table (`final_score`), every run's part.
+2. `query(<a leaderboard read>)`: one table (`final_score`), every run's part;
+3. `query(<a history read>)`: every evaluation of every run (`evaluation_history`);
+4. `query(<the drift view>)`: `final_drift`, which pairs each evaluation with the one before.
 
 Baselines, in the same run: the same `query` over the parts before the warehouse is
 compacted (`evalflow.storage.compaction`, issue 28 item 3: the table the SQL reads is one
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from datetime import UTC, datetime, timedelta
 import sys
 import tempfile
 import time
@@ -33,15 +37,40 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalflow.storage import catalog, compaction  # noqa: E402
+from evalflow.storage.history import HISTORY_TABLE  # noqa: E402
+from evalflow.storage.tables import TABLES  # noqa: E402
 from evalflow.storage.warehouse import Warehouse  # noqa: E402
 
 N_TABLES = 20
+EVALUATIONS = 3
 LEADERBOARD_SQL = "SELECT run_key, final FROM final_score ORDER BY final DESC, run_key"
+HISTORY_SQL = (
+    f"SELECT run_key, count(*) AS evaluations, max(final) AS best FROM {HISTORY_TABLE} "
+    "GROUP BY run_key ORDER BY run_key"
+)
+DRIFT_SQL = "SELECT run_key, to_evaluation, cause FROM final_drift ORDER BY ALL"
 TARGET_S = 0.5
 
 
+def history_row(key: str, r: int, n: int) -> pa.Table:
+    """One evaluation of run `key` in the history table's contract; the Final moves on
+    every other evaluation, so `final_drift` has rows."""
+    fields = TABLES[HISTORY_TABLE].model.model_fields
+    values: dict[str, object] = {name: "x" for name in fields}
+    values |= {
+        "run_key": key,
+        "evaluation_number": n,
+        "evaluated_at": datetime(2026, 12, 1, tzinfo=UTC) + timedelta(hours=n),
+        "final": (r * 37 % 100 + n % 2) / 100,
+        "adjusted_final": None,
+        "complete": True,
+        "cost_usd": None,
+    }
+    return pa.Table.from_pylist([values])
+
+
 def build(root: Path, n_runs: int) -> Warehouse:
-    """`final_score` plus 19 other per-run tables, one part per run each."""
+    """`final_score` plus 19 other per-run tables, one part per run each, and the history."""
     names = ["final_score", *(f"table_{i:02d}" for i in range(N_TABLES - 1))]
     for r in range(n_runs):
         key = f"bench.fw{r % 20:02d}.r{r:04d}"
@@ -50,6 +79,10 @@ def build(root: Path, n_runs: int) -> Warehouse:
             folder = root / name / f"run_key={key}"
             folder.mkdir(parents=True)
             pq.write_table(part, folder / "part.parquet")
+        folder = root / HISTORY_TABLE / f"run_key={key}"
+        folder.mkdir(parents=True)
+        for n in range(1, EVALUATIONS + 1):
+            pq.write_table(history_row(key, r, n), folder / f"{n:06d}-eval.parquet")
     return Warehouse(str(root))
 
 
@@ -58,8 +91,12 @@ def old_query(warehouse: Warehouse, sql: str) -> list[tuple]:
     con = duckdb.connect(config=catalog._NO_EXTENSIONS)
     try:
         reads = catalog._reads(sql)
-        for table, parts in warehouse.table_parts().items():
+        if reads is not None and catalog.DRIFT_VIEW in reads:
+            reads.add(HISTORY_TABLE)
+        tables = warehouse.table_parts()
+        for table, parts in tables.items():
             catalog._load(con, table, parts, copy=reads is None or table in reads)
+        catalog._derived_views(con, list(tables))
         for statement in catalog._LOCKDOWN:
             con.execute(statement)
         return con.execute(sql).fetchall()
@@ -87,15 +124,26 @@ def main() -> int:
     for n_runs in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             wh = build(Path(tmp) / "wh", n_runs)
-            print(f"{n_runs} runs × {N_TABLES} tables = {n_runs * N_TABLES:,} parts")
-            queries = (("SELECT 1", "SELECT 1"), ("leaderboard read", LEADERBOARD_SQL))
+            parts_n = n_runs * (N_TABLES + EVALUATIONS)
+            print(
+                f"{n_runs} runs × {N_TABLES} tables + {EVALUATIONS} evaluations each in "
+                f"{HISTORY_TABLE} = {parts_n:,} parts"
+            )
+            queries = (
+                ("SELECT 1", "SELECT 1"),
+                ("leaderboard read", LEADERBOARD_SQL),
+                ("history read", HISTORY_SQL),
+                ("drift view", DRIFT_SQL),
+            )
             parts = {
                 sql: timed(lambda s=sql, w=wh: catalog.query(w, s)[1], repeats)
                 for _, sql in queries
             }
             start = time.process_time()
             compaction.compact(wh)
-            print(f"  compaction of {N_TABLES} tables: {time.process_time() - start:.3f} s CPU")
+            print(
+                f"  compaction of {N_TABLES + 1} tables: {time.process_time() - start:.3f} s CPU"
+            )
             for label, sql in queries:
                 new_s, new_cpu, new = timed(lambda s=sql, w=wh: catalog.query(w, s)[1], repeats)
                 part_s, part_cpu, from_parts = parts[sql]

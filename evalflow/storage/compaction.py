@@ -1,12 +1,15 @@
-"""Compaction of a local warehouse's per-run tables: one file instead of one part per run.
+"""Compaction of a local warehouse's per-run tables: one file instead of a part per write.
 
-A per-run table has one part per run (`<table>/run_key=<key>/part.parquet`), so a reader of
-1,000 runs opens 1,000 files. `compact` copies a table's parts into one file,
-`<table>/_compact/part-<id>.parquet`, and records in `<table>/_compact/manifest.json` which
-parts it holds, each by its inode, mtime and size. A reader (`source`) takes the compacted
-rows of every run whose part is still the one recorded and reads every other part — written
-or re-written since, so it wins over its compacted copy — directly. The parts stay the
-source of truth: deleting `_compact` changes no answer, only its cost.
+A per-run table keeps its parts in one folder per run (`<table>/run_key=<key>/`): one
+`part.parquet` each, or, for an append-only table (`evaluation_history`), one more file per
+write; so a reader of 1,000 runs opens thousands of files. `compact` copies a table's parts
+into one file, `<table>/_compact/part-<id>.parquet`, each row tagged with the part it came
+from (column `_part`, its path under the table), and records in
+`<table>/_compact/manifest.json` which parts it holds, each by its inode, mtime and size. A
+reader (`source`) takes the compacted rows of every part that is still the one recorded and
+reads every other part — written or re-written since, so it wins over its compacted copy —
+directly; a deleted part's rows are left out. The parts stay the source of truth: deleting
+`_compact` changes no answer, only its cost.
 
 Concurrency: a part is replaced by a rename, so its inode changes with every write; the
 compacted file is written under a fresh name and the manifest renamed over the old one, so a
@@ -15,10 +18,11 @@ deleted only once it is older than `_KEEP_S`, long after any reader that read th
 manifest has opened it. Two compactions racing both write a correct snapshot; the last
 rename wins.
 
-Only a table whose every folder is `run_key=<key>/` holding `part.parquet` alone, whose
-rows carry their folder's key as `run_key`, is compacted: cross-run and append-only tables
-keep reading their parts. Object-store warehouses are not compacted (no inode to tell a
-re-written part from the recorded one).
+Only a table whose every folder is `run_key=<key>/` is compacted, whatever files (and
+sub-folders) it holds: a cross-run table keeps reading its parts. Object-store warehouses
+are not compacted (no inode to tell a re-written part from the recorded one). A manifest of
+another format (the earlier one named a part per run key) is ignored: the table reads its
+parts until the next rebuild.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ from pathlib import Path
 
 import duckdb
 
-from evalflow.storage.warehouse import COMPACT_DIR, PART_FILE, PARTITION_DIR, Warehouse
+from evalflow.storage.warehouse import COMPACT_DIR, PARTITION_DIR, Warehouse
 
 # Rebuild once this many parts are not in the compacted file (new or re-written since).
 THRESHOLD = 64
 MANIFEST = "manifest.json"
+FORMAT = 2
+PART_COLUMN = "_part"
 _KEEP_S = 600.0
 _READ_OPTIONS = "union_by_name = true, hive_partitioning = false"
 
@@ -51,23 +57,27 @@ def _files(paths: list[str]) -> str:
 
 
 def _stamps(table_dir: Path) -> dict[str, tuple[str, Stamp]] | None:
-    """run key → (its part, its stamp); None unless the table has only per-run parts."""
+    """part (its path under the table) → (its path, its stamp), for the parts a reader of
+    the table reads (`Warehouse.parts`); None unless every folder is a run's."""
     found: dict[str, tuple[str, Stamp]] = {}
     try:
-        folders = list(os.scandir(table_dir))
+        entries = list(os.scandir(table_dir))
     except FileNotFoundError:
         return None
-    for folder in folders:
-        if folder.name.startswith((".", "_")):
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == COMPACT_DIR:
             continue
-        if not (folder.is_dir() and folder.name.startswith(PARTITION_DIR)):
+        if not (entry.is_dir() and entry.name.startswith(PARTITION_DIR)):
             return None
-        files = [f for f in os.scandir(folder.path) if not f.name.startswith(".")]
-        if [f.name for f in files] != [PART_FILE]:
-            return None
-        stat = files[0].stat()
-        key = folder.name.removeprefix(PARTITION_DIR)
-        found[key] = (files[0].path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
+        for root, dirs, files in os.walk(entry.path):
+            dirs[:] = [d for d in dirs if d != COMPACT_DIR]
+            for name in files:
+                if name.startswith(".") or not name.endswith(".parquet"):
+                    continue
+                path = os.path.join(root, name)
+                stat = os.stat(path)
+                relative = Path(path).relative_to(table_dir).as_posix()
+                found[relative] = (path, (stat.st_ino, stat.st_mtime_ns, stat.st_size))
     return found or None
 
 
@@ -76,17 +86,19 @@ def _manifest(table_dir: Path) -> dict | None:
         manifest = json.loads((table_dir / COMPACT_DIR / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        return None
     file = table_dir / COMPACT_DIR / str(manifest.get("file", ""))
     return manifest if file.is_file() else None
 
 
 def _split(
-    table_dir: Path, stamps: dict[str, tuple[str, Stamp]], manifest: dict | None
+    stamps: dict[str, tuple[str, Stamp]], manifest: dict | None
 ) -> tuple[set[str], list[str]]:
-    """(run keys whose compacted rows are current, parts to read directly)."""
+    """(parts whose compacted rows are current, parts to read directly)."""
     held = {} if manifest is None else manifest["parts"]
-    current = {key for key, (_, stamp) in stamps.items() if held.get(key) == list(stamp)}
-    return current, sorted(path for key, (path, _) in stamps.items() if key not in current)
+    current = {part for part, (_, stamp) in stamps.items() if held.get(part) == list(stamp)}
+    return current, sorted(path for part, (path, _) in stamps.items() if part not in current)
 
 
 def source(warehouse: Warehouse, table: str) -> str | None:
@@ -99,11 +111,15 @@ def source(warehouse: Warehouse, table: str) -> str | None:
     stamps = None if manifest is None else _stamps(table_dir)
     if manifest is None or stamps is None:
         return None
-    current, loose = _split(table_dir, stamps, manifest)
+    current, loose = _split(stamps, manifest)
     compacted = (table_dir / COMPACT_DIR / manifest["file"]).as_posix()
+    # Rows of a part re-written or deleted since the rebuild are not current.
     stale = sorted(set(manifest["parts"]) - current)
-    where = f" WHERE run_key NOT IN ({', '.join(map(_literal, stale))})" if stale else ""
-    sql = f"SELECT * FROM read_parquet({_literal(compacted)}, {_READ_OPTIONS}){where}"
+    where = f" WHERE {PART_COLUMN} NOT IN ({', '.join(map(_literal, stale))})" if stale else ""
+    sql = (
+        f"SELECT * EXCLUDE ({PART_COLUMN}) "
+        f"FROM read_parquet({_literal(compacted)}, {_READ_OPTIONS}){where}"
+    )
     if loose:
         sql += f" UNION ALL BY NAME SELECT * FROM read_parquet({_files(loose)}, {_READ_OPTIONS})"
     return sql
@@ -121,7 +137,7 @@ def compact(warehouse: Warehouse, threshold: int = THRESHOLD) -> list[str]:
         if stamps is None:
             continue
         manifest = _manifest(table_dir)
-        current, loose = _split(table_dir, stamps, manifest)
+        current, loose = _split(stamps, manifest)
         if (
             loose
             and len(loose) >= threshold
@@ -141,39 +157,33 @@ def _rebuild(
 ) -> bool:
     """Write a compacted file of the current compacted rows plus the `loose` parts, and swap
     its manifest in (so a rebuild reads the parts written since, not every part again);
-    False when a loose part's rows do not carry its folder's key (a reader could not tell
-    its runs apart)."""
+    False when it cannot be built (a corrupt part, a part with a `_part` column)."""
     out = table_dir / COMPACT_DIR
     name = f"part-{uuid.uuid4().hex}.parquet"
     temp = out / f".{name}.tmp"
-    key = f"regexp_extract(filename, '{PARTITION_DIR}([^/]*)/{PART_FILE}$', 1)"
+    prefix = len(table_dir.as_posix()) + 2  # DuckDB's substr counts from 1; then the "/"
     try:
         with duckdb.connect() as con:
-            con.execute(
-                "CREATE TEMP TABLE loose AS SELECT * EXCLUDE (filename), "
-                f"{key} AS _key FROM read_parquet({_files(loose)}, {_READ_OPTIONS}, "
-                "filename = true) ORDER BY filename"
+            rows = (
+                f"SELECT * EXCLUDE (filename), substr(filename, {prefix}) AS {PART_COLUMN} "
+                f"FROM read_parquet({_files(loose)}, {_READ_OPTIONS}, filename = true)"
             )
-            try:
-                mismatched = "SELECT count(*) FROM loose WHERE run_key IS DISTINCT FROM _key"
-                if con.execute(mismatched).fetchone()[0]:
-                    return False
-            except duckdb.Error:  # no run_key column
-                return False
-            rows = "SELECT * EXCLUDE (_key) FROM loose"
             if current and manifest is not None:
                 kept = ", ".join(map(_literal, sorted(current)))
                 compacted = _literal((out / manifest["file"]).as_posix())
                 rows = (
                     f"SELECT * FROM read_parquet({compacted}, {_READ_OPTIONS}) "
-                    f"WHERE run_key IN ({kept}) UNION ALL BY NAME {rows}"
+                    f"WHERE {PART_COLUMN} IN ({kept}) UNION ALL BY NAME {rows}"
                 )
+            rows = f"SELECT * FROM ({rows}) ORDER BY {PART_COLUMN}"
             out.mkdir(exist_ok=True)
             con.execute(f"COPY ({rows}) TO {_literal(temp.as_posix())} (FORMAT parquet)")
         os.replace(temp, out / name)
         held = {k: list(s) for k, (_, s) in sorted(stamps.items())}
         temp_manifest = out / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
-        temp_manifest.write_text(json.dumps({"file": name, "parts": held}, sort_keys=True))
+        temp_manifest.write_text(
+            json.dumps({"format": FORMAT, "file": name, "parts": held}, sort_keys=True)
+        )
         os.replace(temp_manifest, out / MANIFEST)
     except (duckdb.Error, OSError):
         # A cache that cannot be built is not built: a reader reads the parts, and reports a

@@ -105,12 +105,44 @@ def test_a_read_during_compaction_sees_a_consistent_table(tmp_path: Path) -> Non
     assert not errors and len(list((wh.workdir / "t" / COMPACT_DIR).glob("part-*"))) > 1
 
 
-def test_a_table_whose_rows_do_not_carry_their_key_is_not_compacted(tmp_path: Path) -> None:
+def test_rows_are_kept_by_their_part_not_by_their_run_key(tmp_path: Path) -> None:
     wh = Warehouse(str(tmp_path / "wh"))
     wh.write("t", pd.DataFrame({"run_key": ["other"], "x": [1]}), "a")
     wh.write("u", pd.DataFrame({"x": [1]}), "a")  # no run_key column at all
-    assert compaction.compact(wh, threshold=1) == []
-    assert _rows(wh, "SELECT x FROM t") == [(1,)]
+    assert compaction.compact(wh, threshold=1) == ["t", "u"]
+    wh.write("t", pd.DataFrame({"run_key": ["other"], "x": [2]}), "a")
+    assert _rows(wh, "SELECT x FROM t") == [(2,)] and _rows(wh, "SELECT * FROM u") == [(1,)]
+
+
+def test_append_only_parts_compact_and_stay_current(tmp_path: Path) -> None:
+    """`evaluation_history` adds a file per evaluation to a run's folder."""
+    wh = Warehouse(str(tmp_path / "wh"))
+    for r in range(3):
+        for n in range(3):
+            row = pd.DataFrame({"run_key": [f"k{r}"], "n": [n]})
+            wh.append("h", row, f"k{r}", f"{n:04d}-eval")
+    history = "SELECT run_key, n FROM h ORDER BY run_key, n"
+    before = _rows(wh, history)
+    assert compaction.compact(wh, threshold=1) == ["h"]
+    assert _rows(wh, history) == before
+    wh.append("h", pd.DataFrame({"run_key": ["k1"], "n": [3]}), "k1", "0003-eval")
+    (wh.workdir / "h" / "run_key=k2" / "0000-eval.parquet").unlink()
+    expected = sorted([*before, ("k1", 3)])
+    expected.remove(("k2", 0))
+    assert _rows(wh, history) == expected
+    assert compaction.compact(wh, threshold=1) == ["h"]  # only the new part is loose
+    assert _rows(wh, history) == expected
+    shutil.rmtree(wh.workdir / "h" / COMPACT_DIR)
+    assert _rows(wh, history) == expected
+
+
+def test_a_cache_of_the_earlier_format_is_ignored(tmp_path: Path) -> None:
+    wh = _warehouse(tmp_path)
+    assert compaction.compact(wh, threshold=1) == ["t"]
+    manifest = wh.workdir / "t" / COMPACT_DIR / compaction.MANIFEST
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'))
+    assert compaction.source(wh, "t") is None
+    assert _rows(wh) == [(f"k{r}", x) for r in range(5) for x in (r, r + 100)]
 
 
 def test_a_corrupt_part_is_not_compacted_and_the_read_reports_it(tmp_path: Path) -> None:
