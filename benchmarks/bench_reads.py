@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from datetime import UTC, datetime, timedelta
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -141,9 +141,7 @@ def main() -> int:
             }
             start = time.process_time()
             compaction.compact(wh)
-            print(
-                f"  compaction of {N_TABLES + 1} tables: {time.process_time() - start:.3f} s CPU"
-            )
+            print(f"  compaction of {N_TABLES + 1} tables: {time.process_time() - start:.3f} s CPU")
             for label, sql in queries:
                 new_s, new_cpu, new = timed(lambda s=sql, w=wh: catalog.query(w, s)[1], repeats)
                 part_s, part_cpu, from_parts = parts[sql]
