@@ -6,9 +6,10 @@ builds N copies of the mini benchmark's `good` run (`evalflow_tests/mini_benchma
 offline heuristic judge: a demo-like run whose judging is a small part of its cost),
 registers them, and materialises them sequentially (one worker) — the first evaluation, then
 the unchanged re-evaluation. CPU is the child's own and its children's (git), so the
-machine's load does not distort it; wall time, which it does, is printed in parentheses. The baseline is the same child run from `git archive` of
-`--baseline` (default: main before the issue 28/33 work on per-run overhead), so old and new
-are measured side by side; the ratio old ÷ new is printed per N. Targets (issue 28): ≤ 2 s CPU
+machine's load does not distort it; wall time, which it does, is printed in parentheses.
+The baseline is the same child run from `git archive` of `--baseline` (default: main before
+the issue 28/33 work on per-run overhead), so old and new are measured side by side; the
+ratio old ÷ new is printed per N. Targets (issue 28): ≤ 2 s CPU
 per run for a first evaluation, an unchanged re-evaluation ≥ 20× cheaper.
 
 Run from the repository root:
