@@ -46,6 +46,7 @@ line a probe matches and how the judge reads it, with the verdict.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -388,6 +389,38 @@ class HeuristicJudge(OfflineJudge):
     def _verdict(self, check: Check, run: int, status: str, **fields: Any) -> Verdict:
         return Verdict(check_id=check.id, run=run, status=status, judge_id=self.judge_id, **fields)  # type: ignore[arg-type]
 
+    def _undecided(
+        self,
+        check: Check,
+        run: int,
+        searches: list[Search],
+        proven: list[str],
+        silent: list[str],
+        unproven: Sequence[str] = (),
+    ) -> Verdict | None:
+        """UNMET when a probe is proven absent; else UNSCORED when one found nothing that
+        proves either way (`silent`, flagged: no portable proof) or only code that is no
+        proof (`unproven`); None when every probe found its proof."""
+        if proven:
+            return self._verdict(
+                check,
+                run,
+                "UNMET",
+                searches=tuple(searches),
+                rationale="; ".join(proven),
+                flags=(FLAG_PROVEN_ABSENT,),
+            )
+        if silent or unproven:
+            return self._verdict(
+                check,
+                run,
+                "UNSCORED",
+                searches=tuple(searches),
+                rationale="; ".join([*silent, *unproven]) + "; needs an LLM or human judge",
+                flags=(FLAG_NO_PORTABLE_PROOF,) if silent else (),
+            )
+        return None
+
     def _impl(
         self,
         ac: BaselineAC,
@@ -418,24 +451,10 @@ class HeuristicJudge(OfflineJudge):
                     proven.append(f"no production code matches {probe.pattern!r} and {proof}")
                 else:
                     silent.append(_silent(probe, "production code", found.out_of_reach))
-        if proven:
-            return self._verdict(
-                check,
-                run,
-                "UNMET",
-                searches=tuple(searches),
-                rationale="; ".join(proven),
-                flags=(FLAG_PROVEN_ABSENT,),
-            )
-        if silent or unproven:
-            return self._verdict(
-                check,
-                run,
-                "UNSCORED",
-                searches=tuple(searches),
-                rationale="; ".join(silent + unproven) + "; needs an LLM or human judge",
-                flags=(FLAG_NO_PORTABLE_PROOF,) if silent else (),
-            )
+        if (
+            undecided := self._undecided(check, run, searches, proven, silent, unproven)
+        ) is not None:
+            return undecided
         return self._verdict(
             check,
             run,
@@ -482,24 +501,8 @@ class HeuristicJudge(OfflineJudge):
                 silent.append(_unread(index.unread_tests))
             else:
                 silent.append(_silent(probe, "test", found.out_of_reach))
-        if proven:
-            return self._verdict(
-                check,
-                run,
-                "UNMET",
-                searches=tuple(searches),
-                rationale="; ".join(proven),
-                flags=(FLAG_PROVEN_ABSENT,),
-            )
-        if silent:
-            return self._verdict(
-                check,
-                run,
-                "UNSCORED",
-                searches=tuple(searches),
-                rationale="; ".join(silent) + "; needs an LLM or human judge",
-                flags=(FLAG_NO_PORTABLE_PROOF,),
-            )
+        if (undecided := self._undecided(check, run, searches, proven, silent)) is not None:
+            return undecided
         chosen = _choose(check, per_probe)
         if not chosen:
             return self._verdict(
