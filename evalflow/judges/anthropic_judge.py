@@ -960,25 +960,9 @@ class ClaudeJudge(ClaudeBacked, ToolLoopJudge):
     def judge_id(self) -> str:
         return f"anthropic:{self.settings.model}"
 
-    def fingerprint_fields(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "judge": self.judge_id,
-            "model": s.model,
-            "prompt_version": PROMPT_VERSION,
-            # API version 2026-10-21 accepts no sampling parameters: model default sampling.
-            "temperature": None,
-            "max_tokens": s.max_tokens,
-            "max_turns": s.max_turns,
-            "effort": s.effort,
-            "final_tool_choice": "forced" if self.force_final_tool else "auto",
-            "strict_tools": s.strict_tools,
-            "tool_limits": s.limits.model_dump(),
-            "max_check_usd": s.max_check_usd,
-        }
-
-    def record_usage(self, record: UsageRecord) -> None:
-        self.transport.record_usage(record)
+    def _backend_fields(self) -> dict[str, Any]:
+        # API version 2026-10-21 accepts no sampling parameters: model default sampling.
+        return {"temperature": None, "effort": self.settings.effort}
 
     def _prefetch(self, request: JudgeRequest) -> None:
         if self.settings.batch:
@@ -1000,19 +984,6 @@ class ClaudeJudge(ClaudeBacked, ToolLoopJudge):
         if self.settings.effort is not None:
             params["output_config"] = {"effort": self.settings.effort}
         return params
-
-    def usage_from_response(
-        self,
-        site: CallSite,
-        response: dict[str, Any],
-        *,
-        request_id: str | None,
-        attempt: int,
-        batch: bool,
-    ) -> UsageRecord:
-        return self.transport.usage_from_response(
-            site, response, request_id=request_id, attempt=attempt, batch=batch
-        )
 
     def _failure_reason(self, exc: Exception) -> str:
         return failure_reason(exc)

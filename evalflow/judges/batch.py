@@ -278,7 +278,9 @@ def _store_result(
     key = item.custom_id
     site = CallSite(run_key, state.check_id, state.run, state.turn, state.scope)
     response = item.result.message.model_dump(mode="json", exclude_none=True)
-    usage = judge.usage_from_response(site, response, request_id=batch_id, attempt=1, batch=True)
+    usage = judge.transport.usage_from_response(
+        site, response, request_id=batch_id, attempt=1, batch=True
+    )
     judge.budget.settle(reserved, usage.usd)
     cache = judge.cache
     assert cache is not None

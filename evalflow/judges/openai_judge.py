@@ -731,22 +731,13 @@ class OpenAIJudge(ToolLoopJudge):
     def judge_id(self) -> str:
         return f"openai:{self.settings.model}"
 
-    def fingerprint_fields(self) -> dict[str, Any]:
+    def _backend_fields(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "judge": self.judge_id,
-            "model": s.model,
             "endpoint": s.endpoint,
             "api": s.wire_api,
-            "prompt_version": PROMPT_VERSION,
             "temperature": s.temperature,
             "reasoning_effort": s.reasoning_effort,
-            "max_tokens": s.max_tokens,
-            "max_turns": s.max_turns,
-            "final_tool_choice": "forced" if s.force_final_tool else "auto",
-            "strict_tools": s.strict_tools,
-            "tool_limits": s.limits.model_dump(),
-            "max_check_usd": s.max_check_usd,
         }
 
     def _prefetch(self, request: JudgeRequest) -> None:

@@ -31,6 +31,7 @@ from evalflow.judges.cache import unanswered
 from evalflow.judges.cost import BUDGET_STOP, BudgetExceededError, UsageRecord
 from evalflow.judges.family import same_family
 from evalflow.judges.prompt import (
+    PROMPT_VERSION,
     RETRY_NO_SUBMIT,
     SUBMIT_TOOL_NAME,
     check_block,
@@ -127,6 +128,26 @@ class ToolLoopJudge(ABC):
     @abstractmethod
     def judge_id(self) -> str:
         """Stable name of the backend and model."""
+
+    @abstractmethod
+    def _backend_fields(self) -> dict[str, Any]:
+        """What else of the backend's settings can change a verdict (sampling, endpoint)."""
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """Everything about the judge that can change a verdict (`base.Judge`)."""
+        s = self.settings
+        return {
+            "judge": self.judge_id,
+            "model": s.model,
+            "prompt_version": PROMPT_VERSION,
+            "max_tokens": s.max_tokens,
+            "max_turns": s.max_turns,
+            "final_tool_choice": "forced" if self.force_final_tool else "auto",
+            "strict_tools": s.strict_tools,
+            "tool_limits": s.limits.model_dump(),
+            "max_check_usd": s.max_check_usd,
+            **self._backend_fields(),
+        }
 
     @abstractmethod
     def _failure_reason(self, exc: Exception) -> str:
