@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,18 +316,9 @@ def _run_score(
         _emit("".join(_json(r) + "\n" for r in reports))
     elif is_batch:
         batch = batch_dict(reports, threshold)
-        if output == "json":
-            _emit(_dump(batch))
-        elif output == "html":
-            _emit(render_batch_html(batch, verbose=verbose))
-        else:
-            _emit(render_batch_markdown(batch, verbose=verbose))
-    elif output == "json":
-        _emit(_dump(reports[0]))
-    elif output == "html":
-        _emit(render_html(reports[0], verbose=verbose))
+        _emit_report(output, batch, render_batch_html, render_batch_markdown, verbose)
     else:
-        _emit(render_markdown(reports[0], verbose=verbose))
+        _emit_report(output, reports[0], render_html, render_markdown, verbose)
     if not certify and any(_no_judge(r) for r in reports):
         # The default depth includes the judge layer: never leave it null without saying so.
         click.echo(_NO_JUDGE_LINE, err=True)
@@ -350,6 +341,22 @@ def _run_score(
         ctx.exit(EXIT_INPUT)
     if failed:
         ctx.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _emit_report(
+    fmt: str,
+    report: dict[str, Any],
+    html: Callable[..., str],
+    markdown: Callable[..., str],
+    verbose: bool,
+) -> None:
+    """One report on stdout: JSON, HTML or (any other format) Markdown."""
+    if fmt == "json":
+        _emit(_dump(report))
+    elif fmt == "html":
+        _emit(html(report, verbose=verbose))
+    else:
+        _emit(markdown(report, verbose=verbose))
 
 
 _NO_JUDGE_LINE = (
@@ -574,12 +581,7 @@ def compare(ctx: click.Context, a: Path, b: Path, depth: str, **options: Any) ->
     finally:
         llm.report_usage()
     cmp = compare_dict(reports[0], reports[1])
-    if fmt == "json":
-        _emit(_dump(cmp))
-    elif fmt == "html":
-        _emit(render_compare_html(cmp, verbose=verbose))
-    else:
-        _emit(render_compare_markdown(cmp, verbose=verbose))
+    _emit_report(fmt, cmp, render_compare_html, render_compare_markdown, verbose)
     if any(_no_judge(r) for r in reports):
         click.echo(_NO_JUDGE_LINE, err=True)
     judge_failed = [
