@@ -113,20 +113,31 @@ def rating_forest_plot(
     rows = rating[rating["method"] == method].sort_values(["rating", "player"])
     if rows.empty:
         raise InputError(f"no rows for method {method!r}", where="rating table")
-    y = np.arange(len(rows))
-    values = rows["rating"].to_numpy(dtype=float)
     with _figure(6.5, 1.2 + 0.3 * len(rows)) as figure:
-        ax = figure.add_subplot()
-        ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
-        # Interval lines, not error bars: a percentile CI need not contain the point estimate
-        # (e.g. under perfect separation), and error bars cannot draw that honestly.
-        ax.hlines(y, rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy(dtype=float),
-                  color="#1f77b4", linewidth=1.5)  # fmt: skip
-        ax.plot(values, y, "o", color="#1f77b4", markersize=4)
-        ax.set_yticks(y, labels=rows["player"].astype(str).tolist())
-        ax.set_xlabel(f"{method.replace('_', '-')} rating (Elo scale) with CI")
-        ax.set_title(title or "Ratings with bootstrap confidence intervals")
+        _forest(
+            figure,
+            rows[["ci_low", "rating", "ci_high"]].to_numpy(dtype=float),
+            rows["player"].astype(str).tolist(),
+            f"{method.replace('_', '-')} rating (Elo scale) with CI",
+            title or "Ratings with bootstrap confidence intervals",
+        )
         return _save(figure, out_dir, stem)
+
+
+def _forest(
+    figure: Figure, intervals: np.ndarray, labels: list[str], xlabel: str, title: str
+) -> None:
+    """One row per (low, point, high) of `intervals`, bottom up, around the Elo start."""
+    y = np.arange(len(intervals))
+    ax = figure.add_subplot()
+    ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
+    # Interval lines, not error bars: a percentile CI need not contain the point estimate
+    # (e.g. under perfect separation), and error bars cannot draw that honestly.
+    ax.hlines(y, intervals[:, 0], intervals[:, 2], color="#1f77b4", linewidth=1.5)
+    ax.plot(intervals[:, 1], y, "o", color="#1f77b4", markersize=4)
+    ax.set_yticks(y, labels=labels)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
 
 
 def pareto_plot(
@@ -319,7 +330,6 @@ def framework_forest_plot(
     )
     _require(rating, wanted, "suite rating table")
     rows = rating.sort_values(["rating", "framework"], ascending=[True, False])
-    y = np.arange(len(rows))
     labels = [
         f"{r.framework}  (Final {format_half_up(r.mean_final)} "
         f"[{format_half_up(r.mean_final_ci_low)}–{format_half_up(r.mean_final_ci_high)}], "
@@ -327,19 +337,13 @@ def framework_forest_plot(
         for r in rows.itertuples(index=False)
     ]
     with _figure(7.5, 1.3 + 0.32 * len(rows)) as figure:
-        ax = figure.add_subplot()
-        ax.axvline(ELO_START, color=_OTHER_COLOUR, linewidth=0.8, linestyle="--")
-        ax.hlines(
-            y,
-            rows["rating_ci_low"].to_numpy(dtype=float),
-            rows["rating_ci_high"].to_numpy(dtype=float),
-            color="#1f77b4",
-            linewidth=1.5,
+        _forest(
+            figure,
+            rows[["rating_ci_low", "rating", "rating_ci_high"]].to_numpy(dtype=float),
+            labels,
+            "framework Bradley–Terry rating (Elo scale), 95 % cluster bootstrap CI",
+            title or "Framework ratings across the suite's PRDs",
         )
-        ax.plot(rows["rating"].to_numpy(dtype=float), y, "o", color="#1f77b4", markersize=4)
-        ax.set_yticks(y, labels=labels)
-        ax.set_xlabel("framework Bradley–Terry rating (Elo scale), 95 % cluster bootstrap CI")
-        ax.set_title(title or "Framework ratings across the suite's PRDs")
         return _save(figure, out_dir, stem)
 
 
