@@ -203,13 +203,18 @@ def pareto_plot(
         return _save(figure, out_dir, stem)
 
 
-def _annotate(ax, values: np.ndarray) -> None:
+def _annotate(ax, values: np.ndarray, spread: np.ndarray | None = None) -> None:
+    """Each cell's value half up, with "±" its `spread` where there is one."""
     if values.size > _HEATMAP_ANNOTATE_MAX_CELLS:
         return
     for (i, j), value in np.ndenumerate(values):
-        if not np.isnan(value):
-            ax.text(j, i, format_half_up(float(value)), ha="center", va="center", fontsize=7,
-                    color="white" if value < 0.5 else "black")  # fmt: skip
+        if np.isnan(value):
+            continue
+        text = format_half_up(float(value))
+        if spread is not None and not np.isnan(spread[i, j]):
+            text += f"\n±{format_half_up(float(spread[i, j]))}"
+        ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                color="white" if value < 0.5 else "black")  # fmt: skip
 
 
 def story_heatmap(
@@ -293,9 +298,12 @@ def _score_heatmap(
     omitted: Sequence[str],
     out_dir: Path,
     stem: str,
+    *,
+    spread: np.ndarray | None = None,
 ) -> PlotFiles:
-    """A grid of 0–1 scores (rows × columns), NULL cells blank, each cell labelled half up;
-    `labels` are the column and row labels, the colour bar's and the title."""
+    """A grid of 0–1 scores (rows × columns), NULL cells blank, each cell labelled half up
+    (with "±" its `spread`); `labels` are the column and row labels, the colour bar's and the
+    title."""
     x_labels, y_labels, bar, title = labels
     n_rows, n_columns = values.shape
     with _figure(*size) as figure:
@@ -305,7 +313,7 @@ def _score_heatmap(
         )
         ax.set_xticks(np.arange(n_columns), labels=x_labels, rotation=45, ha="right")
         ax.set_yticks(np.arange(n_rows), labels=y_labels)
-        _annotate(ax, values)
+        _annotate(ax, values, spread)
         figure.colorbar(image, ax=ax, label=bar)
         ax.set_title(title)
         _note_omitted(figure, omitted)
@@ -441,36 +449,13 @@ def prd_heatmap(
         dropna=False,
     ).reindex(index=grid.index, columns=grid.columns)
     values = grid.to_numpy(dtype=float)
-    sds = spread.to_numpy(dtype=float)
     n_rows, n_cols = values.shape
-    with _figure(2.2 + 0.9 * n_cols, 1.2 + 0.35 * n_rows) as figure:
-        ax = figure.add_subplot()
-        image = ax.imshow(
-            np.ma.masked_invalid(values), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
-        )
-        ax.set_xticks(
-            np.arange(n_cols), labels=grid.columns.astype(str).tolist(), rotation=45, ha="right"
-        )
-        ax.set_yticks(np.arange(n_rows), labels=grid.index.astype(str).tolist())
-        if values.size <= _HEATMAP_ANNOTATE_MAX_CELLS:
-            for (i, j), value in np.ndenumerate(values):
-                if np.isnan(value):
-                    continue
-                text = format_half_up(float(value))
-                if not np.isnan(sds[i, j]):
-                    text += f"\n±{format_half_up(float(sds[i, j]))}"
-                ax.text(
-                    j,
-                    i,
-                    text,
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white" if value < 0.5 else "black",
-                )
-        figure.colorbar(image, ax=ax, label="mean Final")
-        ax.set_title(title or "Mean Final per framework and PRD")
-        return _save(figure, out_dir, stem)
+    size = (2.2 + 0.9 * n_cols, 1.2 + 0.35 * n_rows)
+    x_labels, y_labels = grid.columns.astype(str).tolist(), grid.index.astype(str).tolist()
+    labels = (x_labels, y_labels, "mean Final", title or "Mean Final per framework and PRD")
+    return _score_heatmap(
+        values, size, labels, (), out_dir, stem, spread=spread.to_numpy(dtype=float)
+    )
 
 
 def suite_plots(
