@@ -84,16 +84,16 @@ from evalflow.judges.family import bare_model
 from evalflow.judges.prompt import (
     LAST_TURN_NOTICE,
     PROMPT_VERSION,
-    SUBMIT_TOOL,
     SUBMIT_TOOL_NAME,
     SYSTEM_PROMPT,
 )
 from evalflow.judges.registry import require_api_key
-from evalflow.judges.repo_tools import TOOL_DEFINITIONS, ToolLimits, ToolResult
+from evalflow.judges.repo_tools import ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
 )
 from evalflow.judges.tool_loop import (
+    CHECK_TOOLS,
     CUT_AT_MAX_TOKENS,
     Answer,
     Call,
@@ -947,9 +947,8 @@ class ClaudeJudge(ClaudeBacked, ToolLoopJudge):
         self.force_final_tool = (
             forced_tool_choice_supported(self.settings.model) if force is None else force
         )
-        tools = [*TOOL_DEFINITIONS, SUBMIT_TOOL]
         self._tools = [
-            {**t, "strict": True} if self.settings.strict_tools else dict(t) for t in tools
+            {**t, "strict": True} if self.settings.strict_tools else dict(t) for t in CHECK_TOOLS
         ]
         self._system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": _EPHEMERAL}]
         self._stop = threading.Event()  # set by `score` once most checks are unusable

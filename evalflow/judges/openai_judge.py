@@ -106,15 +106,14 @@ from evalflow.judges.cost import (
 from evalflow.judges.prompt import (
     LAST_TURN_NOTICE,
     PROMPT_VERSION,
-    SUBMIT_TOOL,
     SUBMIT_TOOL_NAME,
     SYSTEM_PROMPT,
 )
-from evalflow.judges.repo_tools import TOOL_DEFINITIONS, ToolLimits, ToolResult
+from evalflow.judges.repo_tools import ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
 )
-from evalflow.judges.tool_loop import Answer, Call, Dialect, ToolLoopJudge
+from evalflow.judges.tool_loop import CHECK_TOOLS, Answer, Call, Dialect, ToolLoopJudge
 from evalflow.judges.transport import Failure, ModelTransport
 
 if TYPE_CHECKING:
@@ -456,7 +455,7 @@ class _Chat(_Wire):
 
     def __init__(self, settings: OpenAISettings) -> None:
         super().__init__(settings)
-        self.tools = [_chat_function(t, settings.strict_tools) for t in _TOOLS]
+        self.tools = [_chat_function(t, settings.strict_tools) for t in CHECK_TOOLS]
 
     def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
         return client.chat.completions.with_raw_response.create(**params)
@@ -535,7 +534,7 @@ class _Responses(_Wire):
 
     def __init__(self, settings: OpenAISettings) -> None:
         super().__init__(settings)
-        self.tools = [_responses_function(t, settings.strict_tools) for t in _TOOLS]
+        self.tools = [_responses_function(t, settings.strict_tools) for t in CHECK_TOOLS]
 
     def create(self, client: openai.OpenAI, params: dict[str, Any]) -> Any:
         return client.responses.with_raw_response.create(**params)
@@ -603,9 +602,6 @@ class _Responses(_Wire):
             return None
         reason = (response.get("incomplete_details") or {}).get("reason")
         return reason if reason in _CUT | _WITHHELD else "incomplete"
-
-
-_TOOLS = (*TOOL_DEFINITIONS, SUBMIT_TOOL)
 
 
 def _chat_function(tool: dict[str, Any], strict: bool) -> dict[str, Any]:

@@ -33,12 +33,13 @@ from evalflow.judges.family import same_family
 from evalflow.judges.prompt import (
     PROMPT_VERSION,
     RETRY_NO_SUBMIT,
+    SUBMIT_TOOL,
     SUBMIT_TOOL_NAME,
     check_block,
     run_context,
     untrusted,
 )
-from evalflow.judges.repo_tools import RepoTools, ToolResult
+from evalflow.judges.repo_tools import TOOL_DEFINITIONS, RepoTools, ToolResult
 from evalflow.judges.submission import (
     unscored_verdict,
     verdict_from_submission,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 DEFAULT_K = 3
 # A scoring run of at least this many checks stops once most of them lack a usable answer.
 STOP_MIN_CHECKS = 8
+# What the model may call in a check's conversation: the repository tools, then its answer.
+CHECK_TOOLS = (*TOOL_DEFINITIONS, SUBMIT_TOOL)
 CUT_AT_MAX_TOKENS = "answer cut at max_tokens even after one retry with twice the room"
 
 
