@@ -21,7 +21,17 @@ def register_manifest(warehouse: Warehouse, manifest_path: Path) -> str:
     """Validate the manifest and record it; returns its run_key."""
     loaded = load_manifest(manifest_path)
     run_key = loaded.manifest.run_key
-    frame = pd.DataFrame([{"run_key": run_key, "manifest_path": str(loaded.path)}])
+    m = loaded.manifest
+    frame = pd.DataFrame(
+        [
+            {
+                "run_key": run_key,
+                "benchmark": m.benchmark,
+                "framework": m.framework,
+                "manifest_path": str(loaded.path),
+            }
+        ]
+    )
     if not (
         warehouse.has(REGISTRY_TABLE, run_key)
         and warehouse.read(REGISTRY_TABLE, run_key).equals(frame)

@@ -126,6 +126,8 @@ def record_evaluation(
         number = len(warehouse.parts(HISTORY_TABLE, run_key)) + 1
         row = {
             "run_key": run_key,
+            "benchmark": manifest["benchmark"],
+            "framework": manifest["framework"],
             "evaluation_number": number,
             "evaluated_at": evaluated_at,
             "fingerprint": manifest["fingerprint"],

@@ -36,6 +36,8 @@ COMPARABILITY_KEY = (
 FINGERPRINT = Field(
     description="sha256 over PRD, baseline, commits, judge settings and evalflow version"
 )
+BENCHMARK = Field(description="the run's benchmark (the PRD), from its manifest")
+FRAMEWORK = Field(description="the framework that built the run, from its manifest")
 
 
 class Row(BaseModel):
@@ -45,20 +47,23 @@ class Row(BaseModel):
 
 
 class RunRow(Row):
-    """A per-run row: its partition key and its run's fingerprint come first."""
+    """A per-run row: its partition key, its run's fingerprint, benchmark and framework come
+    first (so no question needs a join with `run_manifest` or `split_part(run_key)`)."""
 
     run_key: str = RUN_KEY
     fingerprint: str = FINGERPRINT
+    benchmark: str = BENCHMARK
+    framework: str = FRAMEWORK
 
 
 class RunRegistryRow(Row):
     run_key: str = RUN_KEY
+    benchmark: str = BENCHMARK
+    framework: str = FRAMEWORK
     manifest_path: str = Field(description="absolute path of the run manifest")
 
 
 class RunManifestRow(RunRow):
-    benchmark: str
-    framework: str
     run: str
     manifest_path: str
     repo: str = Field(description="the evaluated repository (read only)")
@@ -651,6 +656,8 @@ class PlotRow(Row):
 
 class EvaluationHistoryRow(Row):
     run_key: str = RUN_KEY
+    benchmark: str = BENCHMARK
+    framework: str = FRAMEWORK
     evaluation_number: int = Field(
         description="1 for a run's first evaluation, then +1 per materialisation of its report"
     )
@@ -845,8 +852,9 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 
 
 def columns(table: str, *, stamped: bool = True) -> list[str]:
-    """The contract's columns of `table`; `stamped=False` leaves out run_key and fingerprint,
-    which `evalflow.pipeline.assets.common.stamp` adds to a per-run frame."""
+    """The contract's columns of `table`; `stamped=False` leaves out run_key, fingerprint,
+    benchmark and framework, which `evalflow.pipeline.assets.common.stamp` adds to a per-run
+    frame."""
     spec = TABLES[table]
     names = spec.columns
     if not stamped and issubclass(spec.model, RunRow):

@@ -148,6 +148,8 @@ def _row(final: float | None) -> tuple[pd.Series, pd.Series]:
         {
             "run_key": KEY,
             "fingerprint": "f" * 64,
+            "benchmark": "mini",
+            "framework": "good",
             "evalflow_version": "0.1.0",
             "judge_id": "heuristic",
             "judge_model": None,

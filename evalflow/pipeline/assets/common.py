@@ -72,11 +72,12 @@ def prepare(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> Pr
 
 
 def stamp(frame: pd.DataFrame, run_manifest: pd.DataFrame) -> pd.DataFrame:
-    """Every row carries its run's run_key and fingerprint (DESIGN "Reproducibility")."""
+    """Every row carries its run's run_key and fingerprint (DESIGN "Reproducibility"), and its
+    benchmark and framework (what an analyst groups by)."""
     out = frame.copy()
-    out["run_key"] = run_manifest["run_key"].iloc[0]
-    out["fingerprint"] = run_manifest["fingerprint"].iloc[0]
-    front = ["run_key", "fingerprint"]
+    front = ["run_key", "fingerprint", "benchmark", "framework"]
+    for name in front:
+        out[name] = run_manifest[name].iloc[0]
     return out[front + [c for c in out.columns if c not in front]]
 
 

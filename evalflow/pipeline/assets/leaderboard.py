@@ -198,7 +198,10 @@ def build_leaderboard(
         ["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id", "judge_model",
          "judge_prompt_version"]
     ]  # fmt: skip
-    board = final_score.merge(manifest, on="run_key", how="inner")
+    # final_score carries benchmark and framework too (every per-run table does): the
+    # manifest's are the ones kept.
+    scores = final_score.drop(columns=["benchmark", "framework"], errors="ignore")
+    board = scores.merge(manifest, on="run_key", how="inner")
     board = board.merge(absence, on="run_key", how="left")
     board[ABSENCE_COLUMNS] = board[ABSENCE_COLUMNS].fillna(0).astype(int)
     reasons = not_ranked_reasons(final_score, run_manifest)

@@ -43,7 +43,9 @@ def _ac_scores(
         ["run_key", "benchmark", "framework", "baseline_sha256", "prd_sha256", "comparability_key"]
     ]
     meta = meta[meta["run_key"].isin(rankable_runs(final_score, run_manifest))]
-    frame = ac_score[ac_score["scored"].astype(bool)].merge(meta, on="run_key", how="inner")
+    scored = ac_score[ac_score["scored"].astype(bool)]
+    scored = scored.drop(columns=["benchmark", "framework"], errors="ignore")
+    frame = scored.merge(meta, on="run_key", how="inner")
     return frame.assign(prd_id=frame["prd_sha256"].str[:12])
 
 
@@ -121,6 +123,7 @@ def final_uncertainty(
         votes = _check_votes(majority_vote, ac_score, ranked)
         # self_preference: rule 4 holds a borderline check at its voted outcome.
         group_of = ranked.set_index("run_key")[[*GROUP_KEYS, "self_preference"]]
+        votes = votes.drop(columns=["benchmark", "framework"], errors="ignore")
         votes = votes.join(group_of, on="run_key")
         for (benchmark, key), group in votes.groupby(GROUP_KEYS, sort=True):
             result = simulate(group.drop(columns=GROUP_KEYS), seed=RANKING_SEED)

@@ -18,7 +18,7 @@ from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, inputs_fingerprint
 from evalflow.io.ledger import ledger_path_for, now, record_evaluation
 from evalflow.judges.family import author_unknown_note
-from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output
+from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports.html import render_run_html
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
@@ -134,19 +134,14 @@ def report(
         evaluated_at=now(),
         cost_usd=history.judge_cost(pd.concat([scoring_run_1, scoring_run_2, scoring_run_3])),
     )
-    row = {
-        "run_key": m["run_key"],
-        "fingerprint": m["fingerprint"],
-        "report_file": path.name,
-        "report_path": str(path),
-        "content_sha256": digest,
-    }
+    row = {"report_file": path.name, "report_path": str(path), "content_sha256": digest}
     metadata = {
         "report": dg.MetadataValue.path(str(path)),
         "html": dg.MetadataValue.path(str(html_path(path))),
         "preview": dg.MetadataValue.md(text),
     }
-    return run_output(REPORT_TABLE, pd.DataFrame([row]), run_manifest, metadata)
+    frame = stamp(pd.DataFrame([row]), run_manifest)
+    return run_output(REPORT_TABLE, frame, run_manifest, metadata)
 
 
 def write_report(
