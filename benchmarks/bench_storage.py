@@ -35,16 +35,18 @@ def verdicts(rows: int) -> pd.DataFrame:
         {
             "run_key": "bench.fw.r1",
             "fingerprint": "f" * 64,
+            "benchmark": "bench",
+            "framework": "fw",
             "check_id": [f"C{i:06d}" for i in range(rows)],
             "run": 1,
             "status": rng.choice(["MET", "UNMET", "UNSCORED"], rows),
             "judge_id": "heuristic",
-            "evidence": "[]",
+            "evidence": [[] for _ in range(rows)],
             "evidence_refs": "app/core.py:2",
-            "searches": "[]",
+            "searches": [[] for _ in range(rows)],
             "n_searches": rng.integers(0, 5, rows),
             "rationale": "probe matched",
-            "flags": "",
+            "flags": [[] for _ in range(rows)],
             "api_calls": 0,
             "input_tokens": rng.integers(0, 5000, rows),
             "output_tokens": rng.integers(0, 500, rows),
@@ -52,8 +54,8 @@ def verdicts(rows: int) -> pd.DataFrame:
             "cache_write_tokens": 0,
             "cost_usd": rng.random(rows),
             "spent_usd": 0.0,
-            "usage": "[]",
-            "read_blobs": "{}",
+            "usage": [[] for _ in range(rows)],
+            "read_blobs": [[] for _ in range(rows)],
         }
     )
     return frame[columns("scoring_run_1")]

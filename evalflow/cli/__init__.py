@@ -39,6 +39,7 @@ COMMANDS = {
     "side-metrics": "evalflow.cli.side_metrics:side_metrics_group",
     "history": "evalflow.cli.history:history",
     "catalog": "evalflow.cli.history:catalog",
+    "migrate": "evalflow.cli.history:migrate",
     "cache": "evalflow.cli.cache:cache_group",
 }
 
@@ -74,6 +75,8 @@ SUMMARIES = {
     "catalog": "Rewrite the DuckDB catalog file (evalflow.duckdb) for the warehouse's current "
     "place.",
     "cache": "The judges' response caches: stats, prune, clear.",
+    "migrate": "Rewrite the parts an older evalflow wrote in the current table types, then the "
+    "catalog.",
 }
 
 

@@ -1,7 +1,9 @@
-"""`evalflow history RUN_KEY` and `evalflow catalog`: a run's evaluations over time, and the
-DuckDB catalog file rewritten for where the warehouse is now.
+"""`evalflow history RUN_KEY`, `evalflow catalog` and `evalflow migrate`: a run's evaluations
+over time, the DuckDB catalog file rewritten for where the warehouse is now, and the parts an
+older evalflow wrote rewritten in the current table types.
 
-Both are light commands: they read the warehouse through DuckDB and never import Dagster.
+All are light commands: they read the warehouse through DuckDB or pyarrow and never import
+Dagster.
 """
 
 from __future__ import annotations
@@ -78,3 +80,24 @@ def catalog(warehouse: str | None) -> None:
     wh = settings.warehouse(warehouse)
     tables = refresh_catalog(wh)
     click.echo(f"{catalog_path(wh)}: {len(tables)} table view(s)")
+
+
+@click.command()
+@_warehouse_option
+def migrate(warehouse: str | None) -> None:
+    """Rewrite the parts an older evalflow wrote in the current table types, then the catalog.
+
+    evalflow itself reads old parts as they are (upgrading them as it reads); SQL clients
+    reading the Parquet files or the catalog directly need this once after an upgrade
+    (docs/tables.md, "Migration"). Rows and values stay the same; running it again changes
+    nothing."""
+    from evalflow.storage.migration import migrate as rewrite
+
+    wh = settings.warehouse(warehouse)
+    rewritten = rewrite(wh)
+    refresh_catalog(wh)
+    if not rewritten:
+        click.echo("every part is in the current table types: nothing to rewrite")
+        return
+    listed = ", ".join(f"{table} ({n})" for table, n in sorted(rewritten.items()))
+    click.echo(f"rewrote {sum(rewritten.values())} part(s) in the current types: {listed}")

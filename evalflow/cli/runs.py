@@ -944,11 +944,41 @@ def leaderboard(
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
     _print_leaderboard(columns, rows, "json" if as_json else output, wide)
     if plots:
-        where = f"WHERE benchmark = '{benchmark.replace(chr(39), '')}'" if benchmark else ""
-        plot_cols, plot_rows = run_query(
-            settings.warehouse(root), f"SELECT * FROM leaderboard_plots {where} ORDER BY 1, 2"
-        )
-        emit_table(plot_cols, plot_rows, title="Plots")
+        _print_plots(root, benchmark, wide)
+
+
+def _plot_file(stored: str, workdir: Path) -> str:
+    """A plot file as a path the user can open: relative to the working directory when it
+    lies below it, else absolute. The table records where the plot was written; the plot is
+    this warehouse's file under its `plots/` folder (the warehouse may have moved since)."""
+    path = Path(stored)
+    if "plots" in path.parts:
+        last = len(path.parts) - 1 - path.parts[::-1].index("plots")
+        path = workdir.joinpath(*path.parts[last:])
+    return str(_short_path(str(path.resolve())))
+
+
+def _print_plots(root: str, benchmark: str | None, wide: bool) -> None:
+    wh = settings.warehouse(root)
+    where = f"WHERE benchmark = '{benchmark.replace(chr(39), '')}'" if benchmark else ""
+    sql = (
+        "SELECT benchmark, comparability_key, plot, png_path, svg_path FROM leaderboard_plots "
+        f"{where} ORDER BY 1, 2, 3"
+    )
+    _, found = run_query(wh, sql)
+    rows = [
+        [bench, *([key] if wide else []), plot, _plot_file(png, wh.workdir),
+         _plot_file(svg, wh.workdir)]
+        for bench, key, plot, png, svg in found
+    ]  # fmt: skip
+    header = ["benchmark", *(["comparability_key"] if wide else []), "plot", "png", "svg"]
+    emit_table(header, rows, title="Plots")
+    missing = [p for row in rows for p in row[-2:] if not Path(p).is_file()]
+    if missing:
+        emit_notes([
+            f"{len(missing)} plot file(s) are missing (deleted since): evalflow materialize "
+            "--force redraws them."
+        ])  # fmt: skip
 
 
 commands = [register, materialize, score, demo, query, leaderboard]

@@ -174,9 +174,9 @@ class AbsenceCounts:
         return self.searched + self.ran
 
 
-def absence_counts(verdicts: Iterable[tuple[str, str]]) -> AbsenceCounts:
-    """The counts over (majority status, comma-separated flags of the verdict behind it)."""
-    rows = [(status, set(flags.split(",")) if flags else set()) for status, flags in verdicts]
+def absence_counts(verdicts: Iterable[tuple[str, Iterable[str]]]) -> AbsenceCounts:
+    """The counts over (majority status, flags of the verdict behind it)."""
+    rows = [(status, set(flags)) for status, flags in verdicts]
     searched = sum(s == "UNMET" and FLAG_PROVEN_ABSENT in f for s, f in rows)
     ran = sum(s == "UNMET" and FLAG_RUN_FAILED in f and FLAG_PROVEN_ABSENT not in f
               for s, f in rows)  # fmt: skip
@@ -185,8 +185,8 @@ def absence_counts(verdicts: Iterable[tuple[str, str]]) -> AbsenceCounts:
     return AbsenceCounts(searched, ran, unmet - searched - ran, unproven)
 
 
-def absence_line(verdicts: Iterable[tuple[str, str]]) -> str | None:
-    """One report line over (majority status, comma-separated flags) per check: how many UNMETs
+def absence_line(verdicts: Iterable[tuple[str, Iterable[str]]]) -> str | None:
+    """One report line over (majority status, flags) per check: how many UNMETs
     are proven (by a portable search, by a failed executable check), how many were judged
     otherwise, and how many checks are UNSCORED for want of a portable proof of absence. None
     when no check is either."""

@@ -400,15 +400,16 @@ def stories_frame(prd: PRD) -> pd.DataFrame:
 def verdicts_frame(
     run_key: str, verdicts: list[Verdict], usage: list[UsageRecord] = ()
 ) -> pd.DataFrame:
-    """One row per verdict; evidence, searches and the judge's model calls as JSON text
-    (DuckDB reads it with ->>), plus the calls' token and dollar totals per check."""
+    """One row per verdict; evidence, searches, flags, the files read and the judge's model
+    calls as lists of structs (DuckDB `unnest`s them), plus the calls' token and dollar totals
+    per check."""
     calls: dict[str, list[UsageRecord]] = {}
     for record in usage:
         calls.setdefault(record.check_id, []).append(record)
 
     def spent(check_id: str) -> dict[str, Any]:
         mine = calls.get(check_id, [])
-        return {**usage_sums(mine), "usage": json.dumps([r.model_dump(mode="json") for r in mine])}
+        return {**usage_sums(mine), "usage": [r.model_dump() for r in mine]}
 
     rows: list[dict[str, Any]] = [
         {
@@ -417,13 +418,15 @@ def verdicts_frame(
             "run": v.run,
             "status": v.status,
             "judge_id": v.judge_id,
-            "evidence": json.dumps([e.model_dump(mode="json") for e in v.evidence]),
+            "evidence": [{"kind": "lines", **e.model_dump()} for e in v.evidence],
             "evidence_refs": ", ".join(e.ref() for e in v.evidence),
-            "searches": json.dumps([s.model_dump(mode="json") for s in v.searches]),
+            "searches": [s.model_dump() for s in v.searches],
             "n_searches": len(v.searches),
             "rationale": v.rationale,
-            "flags": ",".join(v.flags),
-            "read_blobs": None if v.read_blobs is None else json.dumps(dict(v.read_blobs)),
+            "flags": list(v.flags),
+            "read_blobs": None
+            if v.read_blobs is None
+            else [{"path": path, "blob": blob} for path, blob in v.read_blobs],
             **spent(v.check_id),
         }
         for v in verdicts

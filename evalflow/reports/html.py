@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalflow.domain.cells import listed
 from evalflow.domain.rounding import format_half_up
 from evalflow.reports.markdown import (
     ReportInput,
@@ -141,12 +141,8 @@ def _prio(priority: str) -> str:
 
 
 def _items(raw: object) -> list[dict[str, Any]]:
-    """Evidence or searches of a verdict row: JSON text or an already decoded list."""
-    if isinstance(raw, str):
-        return json.loads(raw) if raw else []
-    if raw is None or (not isinstance(raw, list) and _null(raw)):
-        return []
-    return [dict(item) for item in raw]
+    """Evidence or searches of a verdict row (a list of structs, NULL as none)."""
+    return [dict(item) for item in listed(raw)]
 
 
 def _evidence_html(raw: object) -> str:

@@ -13,7 +13,6 @@ rounding rule (`format_half_up`).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from fractions import Fraction
 
 import pandas as pd
 
+from evalflow.domain.cells import listed
 from evalflow.domain.models import PRD, Baseline
 from evalflow.domain.portability import absence_line
 from evalflow.domain.rollup import I_WEIGHT, PRIORITY_WEIGHTS, T_WEIGHT
@@ -109,8 +109,7 @@ def _missing_where(by_check: pd.DataFrame, check_id: str, shown: int = 3) -> str
         return ""
     row = by_check.loc[check_id]
     why = " ".join(str(row.get("rationale") or "").split())
-    raw = row.get("searches")
-    searches = json.loads(raw) if isinstance(raw, str) and raw else []
+    searches = listed(row.get("searches"))
     where = [
         f"`{str(s.get('pattern', '')).replace('`', chr(39))}` in {s.get('scope', '?')} "
         f"({int(s.get('hits', 0))} hits)"
@@ -127,8 +126,8 @@ def _behaviour_lines(inp: ReportInput, by_check: pd.DataFrame) -> list[str]:
     sees the behaviour beside the file:line the tables cite (SPEC §5)."""
     lines: list[str] = []
     for _, check in inp.baseline.checks():
-        raw = by_check.loc[check.id, "evidence"] if check.id in by_check.index else "[]"
-        for item in json.loads(raw if isinstance(raw, str) else "[]"):
+        raw = by_check.loc[check.id, "evidence"] if check.id in by_check.index else None
+        for item in listed(raw):
             if item.get("kind") == "run":
                 shown = [t.strip() for t in str(item["output"]).splitlines() if t.strip()][:2]
                 lines.append(
@@ -288,8 +287,7 @@ def _gates_section(gates: pd.DataFrame) -> list[str]:
         lines.append("Network isolation was unavailable for some gates (see the gates table).")
     if "isolation_missing" in gates:
         lacking = sorted(
-            {f.strip() for v in gates["isolation_missing"].dropna() for f in str(v).split(",")}
-            - {""}
+            {feature for cell in gates["isolation_missing"] for feature in listed(cell)}
         )
         if lacking:
             lines.append(
@@ -342,7 +340,7 @@ def render_report(inp: ReportInput) -> str:
         )
     else:
         lines.append("Adjusted Final: not applied (no confirmed ✗ gate).")
-    flags = [f if isinstance(f, str) else "" for f in by_check["flags"]]
+    flags = [listed(f) for f in by_check["flags"]]
     absence = absence_line(zip(by_check["majority"], flags, strict=True))
     if absence:
         lines.append(absence)
@@ -415,7 +413,7 @@ def render_report(inp: ReportInput) -> str:
             evidence = (
                 row["evidence_refs"] or f"searches: {int(row['n_searches'])} — {row['rationale']}"
             )
-            if "evidence-outside-diff-surface" in row["flags"]:
+            if "evidence-outside-diff-surface" in listed(row["flags"]):
                 evidence += " ⚠ outside the diff surface"
             level = ""
             if kind == "T":

@@ -2,12 +2,15 @@
 
 Each row model in `evalflow.storage.tables` maps to one Arrow schema (`arrow_schema`):
 `str` → string, `int` → int64, `float` → float64, `bool` → bool, `datetime` → timestamp (µs,
-UTC), `list[X]` → list of X; `X | None` is a nullable field, anything else is required. A
-frame is converted column by column: pandas' values are first read as what they are, then
-cast only along lossless paths (int → float, an integral float → int, null → anything), so a
-value that does not fit — `"3"` for an int, `True` for a float, `2.5` for an int — is refused
-with the table, column, row and value instead of being coerced. Every part of a table thus has
-the same types, whichever engine reads it, even when a column is all null or a list is empty.
+UTC), `list[X]` → list of X, a pydantic model → a struct of its fields (in order); `X | None`
+is a nullable field, anything else is required. A frame is converted column by column:
+pandas' values are first read as what they are, then cast only along lossless paths (int →
+float, an integral float → int, null → anything), so a value that does not fit — `"3"` for an
+int, `True` for a float, `2.5` for an int — is refused with the table, column, row and value
+instead of being coerced. A column holding structs is validated cell by cell against its
+model in pydantic's strict mode (no coercion, no unknown or missing field) before Arrow builds
+it. Every part of a table thus has the same types, whichever engine reads it, even when a
+column is all null or a list is empty.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 import pyarrow as pa
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalflow.errors import EvalflowError
 
@@ -53,12 +57,22 @@ def _optional(annotation: Any) -> tuple[Any, bool]:
     return args[0], NoneType in get_args(annotation)
 
 
+def _struct_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 def arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
     """(Arrow type, nullable) of a row-model annotation."""
     inner, nullable = _optional(annotation)
     if get_origin(inner) is list:
         (item,) = get_args(inner)
         return pa.list_(pa.field(_LIST_FIELD, arrow_type(item)[0])), nullable
+    if _struct_model(inner):
+        fields = []
+        for name, field in inner.model_fields.items():
+            kind, child_nullable = arrow_type(field.annotation)
+            fields.append(pa.field(name, kind, nullable=child_nullable))
+        return pa.struct(fields), nullable
     if inner not in _SCALARS:
         raise TypeError(f"no Arrow type for table column annotation {annotation}")
     return _SCALARS[inner], nullable
@@ -87,7 +101,56 @@ def duckdb_type(kind: pa.DataType) -> str:
     """The DuckDB type a column of this Arrow type reads as (what `DESCRIBE` prints)."""
     if pa.types.is_list(kind):
         return duckdb_type(kind.value_type) + "[]"
+    if pa.types.is_struct(kind):
+        return f"STRUCT({', '.join(f'{_field_name(f.name)} {duckdb_type(f.type)}' for f in kind)})"
     return _DUCKDB_SCALARS[kind]
+
+
+@functools.cache
+def _keywords() -> frozenset[str]:
+    import duckdb  # only to spell a struct type as DuckDB does; readers never need it
+
+    return frozenset(
+        name for (name,) in duckdb.sql("SELECT keyword_name FROM duckdb_keywords()").fetchall()
+    )
+
+
+def _field_name(name: str) -> str:
+    """A struct field's name as DuckDB's DESCRIBE prints it: keywords (`quote`, `scope`) in
+    double quotes, though `e.quote` works unquoted in a query."""
+    return f'"{name}"' if name in _keywords() else name
+
+
+def _nested(kind: pa.DataType) -> bool:
+    """Whether a column of this type holds structs (at any depth)."""
+    if pa.types.is_list(kind):
+        return _nested(kind.value_type)
+    return pa.types.is_struct(kind)
+
+
+def _plain(value: Any) -> Any:
+    """A cell as plain Python: a list read back from Parquet is a numpy array, its numbers
+    numpy scalars; strict validation wants what a writer builds (lists, ints, strs)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        listed = value.tolist() if hasattr(value, "tolist") else value
+        return [_plain(v) for v in listed] if isinstance(listed, (list, tuple)) else listed
+    return value
+
+
+def _structs(values: list[Any] | pd.Series, target: pa.DataType, adapter: TypeAdapter) -> pa.Array:
+    """Struct-holding `values` as `target`, each cell validated strictly by `adapter`."""
+    cells = []
+    for value in list(values):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            cells.append(None)
+            continue
+        try:
+            cells.append(adapter.dump_python(adapter.validate_python(_plain(value), strict=True)))
+        except ValidationError as exc:
+            raise pa.ArrowInvalid(str(exc).splitlines()[0]) from None
+    return pa.array(cells, type=target)
 
 
 def _fits(source: pa.DataType, target: pa.DataType) -> bool:
@@ -108,8 +171,13 @@ def _fits(source: pa.DataType, target: pa.DataType) -> bool:
     return False
 
 
-def _convert(values: list[Any] | pd.Series, target: pa.DataType) -> pa.Array:
-    """`values` as `target`; ArrowInvalid/ArrowTypeError when they do not fit."""
+def _convert(
+    values: list[Any] | pd.Series, target: pa.DataType, adapter: TypeAdapter | None = None
+) -> pa.Array:
+    """`values` as `target`; ArrowInvalid/ArrowTypeError when they do not fit. A struct-holding
+    target needs the `adapter` of its annotation."""
+    if adapter is not None and _nested(target):
+        return _structs(values, target, adapter)
     inferred = pa.array(values, from_pandas=True)
     if inferred.null_count == len(inferred):
         # Only nulls (pandas holds a missing string as NaN, a float): nothing to coerce.
@@ -131,13 +199,15 @@ def _is_null(value: Any) -> bool:
     )
 
 
-def _misfit(table: str, column: str, series: pd.Series, field: pa.Field) -> TableContractError:
+def _misfit(
+    table: str, column: str, series: pd.Series, field: pa.Field, adapter: TypeAdapter | None
+) -> TableContractError:
     """The error naming the first value of `series` that does not fit `field`."""
     for row, value in enumerate(series.tolist()):
         if _is_null(value):
             continue
         try:
-            _convert([value], field.type)
+            _convert([value], field.type, adapter)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             shown = repr(value)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
@@ -152,15 +222,28 @@ def _misfit(table: str, column: str, series: pd.Series, field: pa.Field) -> Tabl
     )
 
 
-def to_arrow(table: str, frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """`frame` (columns already checked against the contract) as an Arrow table of `schema`."""
+@functools.cache
+def adapters(model: type) -> dict[str, TypeAdapter]:
+    """column → the strict validator of its cells, for the struct-holding columns of a model."""
+    return {
+        name: TypeAdapter(_optional(field.annotation)[0])
+        for name, field in model.model_fields.items()
+        if _nested(arrow_type(field.annotation)[0])
+    }
+
+
+def to_arrow(table: str, frame: pd.DataFrame, schema: pa.Schema, model: type) -> pa.Table:
+    """`frame` (columns already checked against the contract) as an Arrow table of `schema`,
+    the Arrow schema of the row `model`."""
     arrays = []
+    nested = adapters(model)
     for field in schema:
         series = frame[field.name]
+        adapter = nested.get(field.name)
         try:
-            array = _convert(series, field.type)
+            array = _convert(series, field.type, adapter)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            raise _misfit(table, field.name, series, field) from None
+            raise _misfit(table, field.name, series, field, adapter) from None
         if not field.nullable and array.null_count:
             raise TableContractError(
                 f"table {table!r} column {field.name!r} has nulls but the contract forbids them",

@@ -46,10 +46,14 @@ import duckdb
 
 from evalflow.errors import InputError
 from evalflow.storage import compaction
+from evalflow.storage.arrow import duckdb_type
 from evalflow.storage.history import DRIFT_VIEW, FINAL_DRIFT_SQL, HISTORY_TABLE
+from evalflow.storage.migration import current
+from evalflow.storage.tables import TABLES
 from evalflow.storage.warehouse import COMPACT_DIR, Warehouse
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.fs as pafs
 
@@ -190,6 +194,43 @@ def _copy(
     warehouse: Warehouse,
     parts: list[str] | None = None,
 ) -> None:
+    """A local table copied into memory, in its contract's types: by DuckDB from the files
+    when they have them, else (parts written by an older evalflow: JSON text, missing
+    columns) from the parts upgraded in Python (`migration.upgrade`)."""
+    try:
+        _copy_files(con, table, warehouse, parts)
+        if _typed(con, table):
+            return
+    except InputError:
+        # A part of another schema (or a corrupt one: reading it again reports which).
+        pass
+    con.execute(f'DROP TABLE IF EXISTS "{table}"')
+    _copy_upgraded(con, table, warehouse)
+
+
+def _typed(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether the in-memory `table` has its contract's columns and types."""
+    if (spec := TABLES.get(table)) is None:
+        return True
+    described = {name: kind for name, kind, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()}
+    return all(described.get(f.name) == duckdb_type(f.type) for f in spec.arrow_schema)
+
+
+def _copy_upgraded(con: duckdb.DuckDBPyConnection, table: str, warehouse: Warehouse) -> None:
+    upgraded = warehouse.read_arrow(table)
+    con.register("_evalflow_upgraded", upgraded)
+    try:
+        con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM _evalflow_upgraded')
+    finally:
+        con.unregister("_evalflow_upgraded")
+
+
+def _copy_files(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    warehouse: Warehouse,
+    parts: list[str] | None = None,
+) -> None:
     """A local table copied into memory: from its compacted file and the parts written since
     when it has one, else from all of its `parts` (listed here unless given)."""
     if (rows := compaction.source(warehouse, table)) is None:
@@ -222,19 +263,22 @@ def _reads(sql: str) -> set[str] | None:
         parser.close()
 
 
-def _dataset(fs: pafs.FileSystem, table: str, parts: list[str]) -> ds.Dataset:
+def _dataset(
+    fs: pafs.FileSystem, table: str, parts: list[str], warehouse: Warehouse
+) -> ds.Dataset | pa.Table:
     """One remote table's parts as one Arrow dataset; their schemas are unified the way
     DuckDB's `union_by_name` would (missing columns null, int widened to float, null-typed
-    lists)."""
+    lists). Parts written by an older evalflow make it a table of the parts upgraded in
+    Python (`migration.upgrade`)."""
     import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     try:
-        schema = pa.unify_schemas(
-            [pq.read_schema(path, filesystem=fs) for path in parts],
-            promote_options="permissive",
-        )
+        schemas = [pq.read_schema(path, filesystem=fs) for path in parts]
+        if not all(current(table, schema) for schema in schemas):
+            return warehouse.read_arrow(table)
+        schema = pa.unify_schemas(schemas, promote_options="permissive")
         return ds.dataset(parts, schema=schema, format="parquet", filesystem=fs)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise _unreadable(table, parts, exc) from exc
@@ -264,7 +308,7 @@ def connect(warehouse: Warehouse, sql: str | None = None) -> duckdb.DuckDBPyConn
                 if fs is None:
                     _copy(con, table, warehouse, parts)
                 else:
-                    con.register(table, _dataset(fs, table, parts))
+                    con.register(table, _dataset(fs, table, parts, warehouse))
         _derived_views(con, [table for table, _ in tables])
         for statement in _LOCKDOWN:
             con.execute(statement)

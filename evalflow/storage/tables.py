@@ -105,20 +105,73 @@ class DiffSurfaceRow(RunRow):
     binary: bool
 
 
+# --- struct columns: fixed field names, so DuckDB can `unnest` them -----------------------
+
+
+class EvidenceItem(Row):
+    """One cited piece of evidence: a line range (`lines`) or an executed `run` probe."""
+
+    kind: str = Field(description="`lines` (a cited range of a file) or `run` (a probe run)")
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    quote: str | None = None
+    command: str | None = Field(default=None, description="a `run` probe's command")
+    expectation: str | None = None
+    output: str | None = Field(default=None, description="excerpt of what it printed")
+
+
+class SearchItem(Row):
+    """One search the judge ran."""
+
+    pattern: str
+    scope: str = Field(description="'diff surface', 'repository' or a glob/file list")
+    hits: int
+
+
+class ReadBlob(Row):
+    """A file the judge read, by the git blob id of its content."""
+
+    path: str
+    blob: str
+
+
+class ModelCall(Row):
+    """One model call behind a verdict (`evalflow.judges.cost.UsageRecord`)."""
+
+    run_key: str
+    check_id: str
+    run: int
+    turn: int
+    model: str
+    request_id: str | None = None
+    attempt: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    usd: float
+    cached: bool
+    batch: bool
+    estimated: bool
+
+
 class VerdictRow(RunRow):
     check_id: str
     run: int = Field(description="which of the k independent scoring runs (1..k)")
     status: str = Field(description="MET, UNMET or UNSCORED after the evidence validator")
     judge_id: str
-    evidence: str = Field(description="JSON list of {path, start_line, end_line, quote}")
+    evidence: list[EvidenceItem] = Field(
+        description="what the verdict cites: `unnest(evidence)` gives one row per item"
+    )
     evidence_refs: str = Field(description="the evidence as `path:line` references")
-    searches: str = Field(description="JSON list of the searches run {pattern, scope, hits}")
+    searches: list[SearchItem] = Field(description="the searches the judge ran, in order")
     n_searches: int
     rationale: str
-    flags: str = Field(description="comma-separated validator flags")
-    read_blobs: str | None = Field(
-        description="JSON {path: git blob id} of the files the judge read; null where the "
-        "judge does not record it (heuristic, labels, OpenAI-compatible)"
+    flags: list[str] = Field(description="the evidence validator's flags")
+    read_blobs: list[ReadBlob] | None = Field(
+        description="the files the judge read (sorted by path); null where the judge does not "
+        "record it (heuristic, labels, OpenAI-compatible)"
     )
     api_calls: int = Field(description="model requests for this check (cache hits excluded)")
     input_tokens: int
@@ -127,7 +180,7 @@ class VerdictRow(RunRow):
     cache_write_tokens: int
     cost_usd: float = Field(description="what the calls cost (dated price table); 0 offline")
     spent_usd: float = Field(description="what this materialisation paid (cache hits are free)")
-    usage: str = Field(description="JSON list of the model calls behind this verdict")
+    usage: list[ModelCall] = Field(description="the model calls behind this verdict")
 
 
 class GateResultRow(RunRow):
@@ -145,10 +198,10 @@ class GateResultRow(RunRow):
     timed_out: bool
     network_isolated: bool = Field(description="the command ran without network access")
     target_read_only: bool = Field(description="the evaluated checkout was hidden or read-only")
-    isolation_missing: str = Field(description="sandbox features this machine lacked, if any")
+    isolation_missing: list[str] = Field(description="sandbox features this machine lacked")
     setup_command: str | None = Field(description="the dependency setup run before the gates")
     cached: bool = Field(description="reused from the gate-result cache (key unchanged)")
-    ran_at: str | None = Field(description="UTC time of the execution the result comes from")
+    ran_at: datetime | None = Field(description="UTC time of the execution the result comes from")
     reason: str | None = Field(description="why not-run, pre-existing or unscored")
     probe_command: str | None = Field(description="the attempt behind a not-run")
     probe_output: str | None
@@ -955,6 +1008,41 @@ def tables_markdown() -> str:
         "new catalog under a private name and renames it into place, so an analyst's open",
         "connection (read-only or read-write) never blocks it; that connection keeps the old",
         "file's views, which still glob the current parts.",
+        "",
+        "## Lists and structs",
+        "",
+        "Every per-run table has `benchmark` and `framework` beside `run_key`. A verdict's",
+        "`evidence`, `searches`, `usage` and `read_blobs` are lists of structs with fixed field",
+        "names, `flags` and a gate's `isolation_missing` lists of text, `ran_at` a UTC",
+        "timestamp; DuckDB unnests them:",
+        "",
+        "```sql",
+        "SELECT benchmark, framework, check_id, e.path, e.start_line, e.quote",
+        "FROM scoring_run_1, unnest(evidence) AS t(e)",
+        "WHERE e.kind = 'lines';",
+        "SELECT check_id, s.pattern, s.hits FROM scoring_run_1, unnest(searches) AS t(s);",
+        "SELECT count(*) FROM scoring_run_1 WHERE list_contains(flags, 'absence-proven');",
+        "```",
+        "",
+        "An `evidence` item is a cited line range (`kind` `lines`: `path`, `start_line`,",
+        "`end_line`, `quote`) or an executed acceptance probe (`kind` `run`: `command`,",
+        "`expectation`, `output`); the other kind's fields are NULL.",
+        "",
+        "## Migration",
+        "",
+        "Older warehouses stored `evidence`, `searches`, `usage` and `read_blobs` as JSON text,",
+        "`flags` and `isolation_missing` as comma-separated text and `gates.ran_at` as ISO text,",
+        "and per-run tables other than `run_manifest` had no `benchmark` or `framework`. evalflow",
+        "reads such parts as they are, every command and `evalflow query` included: each part is",
+        "upgraded as it is read (the missing names from its `run_key`, the text parsed; a column",
+        "that joined a contract later reads as NULL, unmeasured). A re-materialised run writes",
+        "the new types. A client reading the Parquet files or `evalflow.duckdb` itself sees each",
+        "part's own types instead: a table of old parts only has the old text columns, and one",
+        'mixing old and new parts fails (`failed to cast column "flags" from type VARCHAR to',
+        "VARCHAR[]`). Run `evalflow migrate --warehouse <warehouse>` once: it rewrites every old",
+        "part in the current types (same rows and values, byte-identical to what a fresh",
+        "evaluation writes), drops the compacted copies and rewrites the catalog; a second run",
+        "rewrites nothing.",
         "",
         "## Evaluation history and `final_drift`",
         "",

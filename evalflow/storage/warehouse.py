@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
 from evalflow.storage.arrow import inferred, to_arrow
+from evalflow.storage.migration import upgrade
 from evalflow.storage.tables import TABLES, validate_frame
 
 if TYPE_CHECKING:
@@ -138,11 +139,9 @@ class Warehouse:
                 where=f"{base}/{self.part_path(table, run_key)}",
                 fix="materialise it first (evalflow materialize)",
             )
-        frames = [_read_part(fs, path) for path in paths]
-        if (spec := TABLES.get(table)) is not None:
-            # A part written before a column joined the table's contract reads that column as
-            # NULL (unmeasured then), as the catalog's `union_by_name` gives SQL readers.
-            frames = [_with_columns(frame, spec.columns) for frame in frames]
+        # A part written under an older contract reads as the current one: a column it lacks
+        # as NULL (unmeasured then), one stored as text then as its type now (`migration`).
+        frames = [upgrade(table, _read_part(fs, path)).to_pandas() for path in paths]
         if not frames:
             raise InputError(
                 f"table {table!r} is empty",
@@ -150,6 +149,19 @@ class Warehouse:
                 fix="materialise it first (evalflow materialize)",
             )
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+    def read_arrow(self, table: str) -> pa.Table:
+        """Every part of a table as one Arrow table in its current contract's types (parts
+        written under an older contract upgraded, `migration.upgrade`)."""
+        fs, _ = self._fs()
+        parts = [upgrade(table, _read_part(fs, path)) for path in self.parts(table)]
+        if not parts:
+            raise InputError(
+                f"table {table!r} is empty",
+                where=self.table_dir(table),
+                fix="materialise it first (evalflow materialize)",
+            )
+        return pa.concat_tables(parts, promote_options="permissive")
 
     @staticmethod
     def _files(fs: pafs.FileSystem, folder: str, *, recursive: bool = False) -> list[pafs.FileInfo]:
@@ -227,18 +239,13 @@ def _arrow(table: str, frame: pd.DataFrame) -> pa.Table:
     if spec is None:
         return inferred(frame)
     validate_frame(table, frame)
-    return to_arrow(table, frame, spec.arrow_schema)
+    return to_arrow(table, frame, spec.arrow_schema, spec.model)
 
 
-def _with_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    missing = [c for c in columns if c not in frame.columns]
-    return frame.reindex(columns=[*frame.columns, *missing]) if missing else frame
-
-
-def _read_part(fs: pafs.FileSystem, path: str) -> pd.DataFrame:
+def _read_part(fs: pafs.FileSystem, path: str) -> pa.Table:
     try:
         with fs.open_input_file(path) as handle:
-            return pq.read_table(handle).to_pandas()
+            return pq.read_table(handle)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(
             f"corrupt Parquet file ({str(exc).splitlines()[0]})",

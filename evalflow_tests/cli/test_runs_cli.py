@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -297,3 +298,21 @@ def test_the_leaderboard_fits_100_columns_unless_wide(
     (record,) = json.loads(out)
     assert "unit fail" in record["gates"] and "unit=fail" in record["gate_status"]
     assert record["report_path"] and record["comparability_key"]
+
+
+def test_leaderboard_plots_lists_files_that_open_from_here(
+    scored_demo_run: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """--plots prints each PNG and SVG as a path that opens from the working directory, also
+    after the warehouse moved (the table records where the plots were first written)."""
+    moved = tmp_path / "moved"
+    shutil.copytree(scored_demo_run, moved)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "leaderboard", "--plots", "--warehouse", "moved")
+    assert code == 0, err
+    files = [word for word in out.split() if word.endswith((".png", ".svg"))]
+    assert len(files) >= 4 and all(f.startswith("moved/plots/trialist/") for f in files), out
+    assert all(Path(f).is_file() for f in files)
+    (next(moved.rglob("*.svg"))).unlink()
+    code, out, _ = run_cli(capsys, "leaderboard", "--plots", "--warehouse", "moved")
+    assert code == 0 and "1 plot file(s) are missing" in out

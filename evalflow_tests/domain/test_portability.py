@@ -155,16 +155,16 @@ def test_the_report_line_counts_proven_and_unproven_absences() -> None:
     from evalflow.domain.portability import absence_line
 
     rows = [
-        ("UNMET", "absence-proven"),
-        ("UNMET", "absence-proven,evidence-invalid"),
-        ("UNMET", ""),
-        ("UNMET", "run-failed"),
-        ("UNSCORED", "no-portable-proof"),
-        ("MET", ""),
+        ("UNMET", ["absence-proven"]),
+        ("UNMET", ["absence-proven", "evidence-invalid"]),
+        ("UNMET", []),
+        ("UNMET", ["run-failed"]),
+        ("UNSCORED", ["no-portable-proof"]),
+        ("MET", []),
     ]
     assert absence_line(rows) == (
         "UNMET: 3 proven (2 absent by a portable search, 1 failed an executable acceptance "
         "check), 1 judged otherwise; 1 UNSCORED with no portable proof of absence (SPEC §5: "
         "one baseline, every implementation alike)."
     )
-    assert absence_line([("MET", "")]) is None
+    assert absence_line([("MET", [])]) is None

@@ -3,7 +3,6 @@ and the shared validator keeps that evidence."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evalflow.domain.acceptance import Observation, decided, not_run
@@ -60,7 +59,7 @@ def test_a_passing_run_is_met_with_the_run_beside_file_line(make_repo) -> None:
     row = verdicts_frame("b.f.r", [met]).iloc[0]
     assert row["evidence_refs"].startswith("run `python -m app start a@x` ⇒ exit 0; stdout ⊇")
     # The verdict cites what is the same on every evaluation; the output stays in the table.
-    assert json.loads(row["evidence"])[0]["output"] == "exit 0, expectation met"
+    assert row["evidence"][0]["output"] == "exit 0, expectation met"
 
 
 def test_a_failing_run_is_unmet_although_the_search_probe_matched(make_repo) -> None:

@@ -4,7 +4,6 @@ Chromium (issue 27 item 8)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -45,7 +44,10 @@ BASELINE = Baseline.model_validate(
         ],
     }
 )  # fmt: skip
-EVIDENCE = [{"path": "app.py", "start_line": 3, "end_line": 3, "quote": f"x = 1  # {HOSTILE}"}]
+EVIDENCE = [
+    {"kind": "lines", "path": "app.py", "start_line": 3, "end_line": 3,
+     "quote": f"x = 1  # {HOSTILE}"}
+]  # fmt: skip
 SEARCHES = [{"pattern": "<script>", "scope": "diff surface", "hits": 0}]
 
 
@@ -54,14 +56,14 @@ def _verdicts() -> pd.DataFrame:
     for run in (1, 2, 3):
         rows += [
             {"check_id": "S1-AC1-I1", "run": run, "status": "MET", "judge_id": "heuristic",
-             "evidence": json.dumps(EVIDENCE), "evidence_refs": "app.py:3", "searches": "[]",
-             "n_searches": 0, "rationale": "found", "flags": ""},
+             "evidence": EVIDENCE, "evidence_refs": "app.py:3", "searches": [],
+             "n_searches": 0, "rationale": "found", "flags": []},
             {"check_id": "S1-AC1-T1", "run": run, "status": "UNMET", "judge_id": "heuristic",
-             "evidence": "[]", "evidence_refs": "", "searches": json.dumps(SEARCHES),
-             "n_searches": 1, "rationale": f"no test {HOSTILE}", "flags": ""},
+             "evidence": [], "evidence_refs": "", "searches": SEARCHES,
+             "n_searches": 1, "rationale": f"no test {HOSTILE}", "flags": []},
             {"check_id": "S2-AC1-I1", "run": run, "status": "UNSCORED", "judge_id": "heuristic",
-             "evidence": "[]", "evidence_refs": "", "searches": "[]", "n_searches": 0,
-             "rationale": "no probe", "flags": ""},
+             "evidence": [], "evidence_refs": "", "searches": [], "n_searches": 0,
+             "rationale": "no probe", "flags": []},
         ]  # fmt: skip
     return pd.DataFrame(rows)
 

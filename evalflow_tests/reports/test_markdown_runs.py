@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import pandas as pd
@@ -35,10 +34,8 @@ BASELINE = Baseline.model_validate(
 
 def test_run_evidence_is_listed_with_its_observed_output() -> None:
     run = {"kind": "run", "command": "app start", "expectation": "exit 0", "output": "a\n\nb\nc"}
-    cited = {"path": "app.py", "start_line": 3, "end_line": 3, "quote": "def start():"}
-    by_check = pd.DataFrame(
-        {"evidence": [json.dumps([run, cited]), json.dumps([cited])]}, index=["I1", "I2"]
-    )
+    cited = {"kind": "lines", "path": "app.py", "start_line": 3, "end_line": 3, "quote": "def f():"}
+    by_check = pd.DataFrame({"evidence": [[run, cited], [cited]]}, index=["I1", "I2"])
     lines = _behaviour_lines(SimpleNamespace(baseline=BASELINE), by_check)
     assert lines[-1] == "- **I1**: `app start` ⇒ exit 0; observed: a / b"
     assert _behaviour_lines(SimpleNamespace(baseline=BASELINE), by_check.iloc[1:]) == []

@@ -31,14 +31,12 @@ def test_candidates_agree_in_number() -> None:
 
 
 def test_a_fix_names_what_is_missing_and_where_it_was_searched() -> None:
-    import json
-
     import pandas as pd
 
     searches = [{"pattern": r"def bye\(", "scope": "app/**", "hits": 0}]
     by_check = pd.DataFrame(
         [{"check_id": "S2-AC1-I1", "rationale": "no bye() in the change",
-          "searches": json.dumps(searches)}]
+          "searches": searches}]
     ).set_index("check_id")  # fmt: skip
     text = markdown._missing_where(by_check, "S2-AC1-I1")
     # One backslash, as the probe is written (the report doubled them).

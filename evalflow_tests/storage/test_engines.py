@@ -15,13 +15,14 @@ import pandas as pd
 import polars as pl
 import pyarrow.dataset as ds
 import pytest
+from pydantic import BaseModel
 
 from evalflow.io.registry import register_manifest
 from evalflow.pipeline.assets import cross_run_assets, harness_assets, per_run_assets
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.io_manager import ParquetIOManagerFactory
 from evalflow.pipeline.resources import EvalflowResource
-from evalflow.storage.arrow import TableContractError, _optional, duckdb_type
+from evalflow.storage.arrow import TableContractError, _field_name, _optional, duckdb_type
 from evalflow.storage.catalog import catalog_path, query, refresh_catalog
 from evalflow.storage.tables import TABLES, TableSpec
 from evalflow.storage.warehouse import Warehouse
@@ -46,6 +47,9 @@ def documented_types() -> dict[str, dict[str, str]]:
 def _polars_type(dtype: Any) -> str:
     if isinstance(dtype, pl.List):
         return _polars_type(dtype.inner) + "[]"
+    if isinstance(dtype, pl.Struct):
+        fields = (f"{_field_name(f.name)} {_polars_type(f.dtype)}" for f in dtype.fields)
+        return f"STRUCT({', '.join(fields)})"
     if dtype == pl.Datetime("us", "UTC"):
         return "TIMESTAMP WITH TIME ZONE"
     names = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Boolean: "BOOLEAN"}
@@ -86,6 +90,8 @@ def _value(annotation: Any, full: bool) -> Any:
         return None
     if get_origin(inner) is list:
         return [_value(get_args(inner)[0], True)] if full else []
+    if isinstance(inner, type) and issubclass(inner, BaseModel):
+        return {n: _value(f.annotation, full) for n, f in inner.model_fields.items()}
     return {str: "x", int: 1, float: 0.5, bool: True, datetime: WHEN}[inner]
 
 

@@ -7,7 +7,6 @@ domain importing the repository layer.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
@@ -84,8 +83,8 @@ def feature_split(
 def met_test_evidence(votes: pd.DataFrame, verdicts: pd.DataFrame) -> list[EvidenceLine]:
     """Evidence lines of every check whose majority is MET, from the runs that said MET.
 
-    `verdicts` holds one row per (check_id, run) with `status` and `evidence` (the stored
-    JSON text, or a list of {path, start_line, end_line} mappings). Every agreeing run's
+    `verdicts` holds one row per (check_id, run) with `status` and `evidence` (a list of
+    {kind, path, start_line, end_line, …} mappings or of `Evidence`). Every agreeing run's
     evidence counts, so the result does not depend on which run is read first.
     """
     if votes.empty or verdicts.empty:
@@ -111,8 +110,6 @@ def met_test_evidence(votes: pd.DataFrame, verdicts: pd.DataFrame) -> list[Evide
 def _evidence_items(raw: Any) -> Sequence[dict[str, Any]]:
     if raw is None or (isinstance(raw, float) and math.isnan(raw)):
         return []
-    if isinstance(raw, str):
-        return json.loads(raw) if raw.strip() else []
     return [dict(item) if not isinstance(item, BaseModel) else item.model_dump() for item in raw]
 
 

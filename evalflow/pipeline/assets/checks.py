@@ -10,13 +10,13 @@
   configured threshold (persistent disagreement means ambiguous check wording).
 """
 
-import json
 import warnings
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 
+from evalflow.domain.cells import listed
 from evalflow.domain.models import Evidence
 from evalflow.domain.rollup import PRIORITY_WEIGHTS
 from evalflow.errors import InputError
@@ -33,6 +33,12 @@ from evalflow.repo.guard import RepoState, capture_state, changes
 # because it is printed on every import; docs/scaling.md ("Dagster preview and beta features")
 # says why the feature is used and what upgrading Dagster must re-check.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partitions_def.*")
+
+
+def _cited(item: dict) -> dict:
+    """A stored `lines` evidence struct as the fields of `Evidence` (the struct also has the
+    fields of a `run` probe, null here)."""
+    return {name: item[name] for name in Evidence.model_fields}
 
 
 @dg.asset_check(
@@ -83,9 +89,9 @@ def met_has_valid_evidence(
         rows = verdicts[(verdicts["check_id"] == check_id) & (verdicts["status"] == "MET")]
         valid = any(
             item.get("kind") == "run"  # behavioural evidence: evalflow ran it (acceptance_runs)
-            or evidence_problem(Evidence.model_validate(item), snapshot) is None
+            or evidence_problem(Evidence.model_validate(_cited(item)), snapshot) is None
             for raw in rows["evidence"]
-            for item in json.loads(raw)
+            for item in listed(raw)
         )
         if not valid:
             failing.append(check_id)

@@ -11,8 +11,8 @@ import hashlib
 import warnings
 from functools import cache, partial
 from pathlib import Path
-from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from types import NoneType
+from typing import Any, get_args
 
 import dagster as dg
 import pandas as pd
@@ -24,6 +24,7 @@ from evalflow.io.registry import manifest_for
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports import html, markdown
+from evalflow.storage.arrow import arrow_type, duckdb_type
 from evalflow.storage.tables import TABLES
 
 # `Output(data_version=...)` is a Dagster beta parameter; it is how incremental re-evaluation
@@ -87,16 +88,6 @@ def benchmark(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> 
     return load_benchmark(loaded.resolve(loaded.manifest.baseline))
 
 
-def _column_type(annotation: Any) -> str:
-    """The contract's Python annotation in the SQL spelling of docs/tables.md."""
-    if get_origin(annotation) in (Union, UnionType):
-        return " | ".join(_column_type(a) for a in get_args(annotation) if a is not NoneType)
-    if get_origin(annotation) is list:
-        return f"{_column_type(get_args(annotation)[0])}[]"
-    names = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
-
-
 @cache
 def column_schema(table: str) -> dg.TableSchema:
     """The table contract's columns as Dagster's `dagster/column_schema`."""
@@ -105,7 +96,8 @@ def column_schema(table: str) -> dg.TableSchema:
         columns=[
             dg.TableColumn(
                 name,
-                type=_column_type(field.annotation),
+                # The DuckDB type docs/tables.md shows (`STRUCT(…)[]` for evidence).
+                type=duckdb_type(arrow_type(field.annotation)[0]),
                 description=field.description,
                 constraints=dg.TableColumnConstraints(
                     nullable=NoneType in get_args(field.annotation)

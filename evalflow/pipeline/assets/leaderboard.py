@@ -17,6 +17,7 @@ failed or was never rerun).
 import dagster as dg
 import pandas as pd
 
+from evalflow.domain.cells import listed
 from evalflow.domain.portability import absence_counts
 from evalflow.domain.ranking.pareto import pareto_frontier
 from evalflow.domain.rounding import format_half_up
@@ -96,7 +97,7 @@ def absences(majority_vote: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFram
     )
     rows = []
     for run_key, group in first.groupby("run_key", sort=True):
-        flags = [f if isinstance(f, str) else "" for f in group["flags"]]
+        flags = [listed(f) for f in group["flags"]]
         n = absence_counts(zip(group["majority"], flags, strict=True))
         rows.append([run_key, n.proven, n.other, n.unproven])
     return pd.DataFrame(rows, columns=["run_key", *ABSENCE_COLUMNS])

@@ -197,11 +197,11 @@ def test_the_board_counts_proven_unmets_and_checks_without_a_portable_proof() ->
         ]
     )
     flags = {
-        ("I1", 1): "absence-proven",
-        ("I2", 1): "",
-        ("I2", 2): "run-failed",
-        ("I3", 1): "no-portable-proof",
-        ("I4", 1): "evidence-invalid",
+        ("I1", 1): ["absence-proven"],
+        ("I2", 1): [],
+        ("I2", 2): ["run-failed"],
+        ("I3", 1): ["no-portable-proof"],
+        ("I4", 1): ["evidence-invalid"],
     }
     verdicts = pd.DataFrame(
         [
@@ -210,7 +210,7 @@ def test_the_board_counts_proven_unmets_and_checks_without_a_portable_proof() ->
                 "check_id": c,
                 "run": run,
                 "status": "MET" if (c, run) == ("I2", 1) else m,
-                "flags": flags.get((c, run), ""),
+                "flags": flags.get((c, run), []),
             }
             for c, m in (("I1", "UNMET"), ("I2", "UNMET"), ("I3", "UNSCORED"), ("I4", "UNMET"))
             for run in (1, 2, 3)

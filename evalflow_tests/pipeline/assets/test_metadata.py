@@ -117,6 +117,12 @@ def test_column_schema_follows_the_contract() -> None:
     assert {c.name: c.type for c in column_schema("test_inventory").columns}["row_lines"] == (
         "BIGINT[]"
     )
+    verdicts = {c.name: c.type for c in column_schema("scoring_run_1").columns}
+    assert verdicts["flags"] == "VARCHAR[]"
+    assert verdicts["searches"] == 'STRUCT(pattern VARCHAR, "scope" VARCHAR, hits BIGINT)[]'
+    assert {c.name: c.type for c in column_schema("gates").columns}["ran_at"] == (
+        "TIMESTAMP WITH TIME ZONE"
+    )
 
 
 def test_a_run_output_is_versioned_by_the_fingerprint_even_when_empty() -> None:
