@@ -121,10 +121,10 @@ def _field_name(name: str) -> str:
     return f'"{name}"' if name in _keywords() else name
 
 
-def _nested(kind: pa.DataType) -> bool:
+def holds_structs(kind: pa.DataType) -> bool:
     """Whether a column of this type holds structs (at any depth)."""
     if pa.types.is_list(kind):
-        return _nested(kind.value_type)
+        return holds_structs(kind.value_type)
     return pa.types.is_struct(kind)
 
 
@@ -176,7 +176,7 @@ def _convert(
 ) -> pa.Array:
     """`values` as `target`; ArrowInvalid/ArrowTypeError when they do not fit. A struct-holding
     target needs the `adapter` of its annotation."""
-    if adapter is not None and _nested(target):
+    if adapter is not None and holds_structs(target):
         return _structs(values, target, adapter)
     inferred = pa.array(values, from_pandas=True)
     if inferred.null_count == len(inferred):
@@ -228,7 +228,7 @@ def adapters(model: type) -> dict[str, TypeAdapter]:
     return {
         name: TypeAdapter(_optional(field.annotation)[0])
         for name, field in model.model_fields.items()
-        if _nested(arrow_type(field.annotation)[0])
+        if holds_structs(arrow_type(field.annotation)[0])
     }
 
 

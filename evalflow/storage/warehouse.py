@@ -30,7 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
-from evalflow.storage.arrow import inferred, to_arrow
+from evalflow.storage.arrow import holds_structs, inferred, to_arrow
 from evalflow.storage.migration import upgrade
 from evalflow.storage.tables import TABLES, validate_frame
 
@@ -141,7 +141,7 @@ class Warehouse:
             )
         # A part written under an older contract reads as the current one: a column it lacks
         # as NULL (unmeasured then), one stored as text then as its type now (`migration`).
-        frames = [upgrade(table, _read_part(fs, path)).to_pandas() for path in paths]
+        frames = [_frame(upgrade(table, _read_part(fs, path))) for path in paths]
         if not frames:
             raise InputError(
                 f"table {table!r} is empty",
@@ -240,6 +240,19 @@ def _arrow(table: str, frame: pd.DataFrame) -> pa.Table:
         return inferred(frame)
     validate_frame(table, frame)
     return to_arrow(table, frame, spec.arrow_schema, spec.model)
+
+
+def _frame(arrow: pa.Table) -> pd.DataFrame:
+    """A part as pandas; a column of structs as Python lists of dicts, whose integers stay
+    integers (pandas would turn a nested int field with a null into floats: `3.0`)."""
+    import pandas as pd
+
+    frame = arrow.to_pandas()
+    for field in arrow.schema:
+        if holds_structs(field.type):
+            cells = arrow.column(field.name).to_pylist()
+            frame[field.name] = pd.Series(cells, index=frame.index, dtype=object)
+    return frame
 
 
 def _read_part(fs: pafs.FileSystem, path: str) -> pa.Table:
