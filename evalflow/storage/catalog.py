@@ -197,15 +197,23 @@ def _copy(
     """A local table copied into memory, in its contract's types: by DuckDB from the files
     when they have them, else (parts written by an older evalflow: JSON text, missing
     columns) from the parts upgraded in Python (`migration.upgrade`)."""
+    failure = None
     try:
         _copy_files(con, table, warehouse, parts)
         if _typed(con, table):
             return
-    except InputError:
-        # A part of another schema (or a corrupt one: reading it again reports which).
-        pass
+    except InputError as exc:
+        # Parts of two schemas, or a corrupt part (then DuckDB's error is the one reported).
+        if table not in TABLES:
+            raise
+        failure = exc
     con.execute(f'DROP TABLE IF EXISTS "{table}"')
-    _copy_upgraded(con, table, warehouse)
+    try:
+        _copy_upgraded(con, table, warehouse)
+    except InputError:
+        if failure is not None:
+            raise failure from None
+        raise
 
 
 def _typed(con: duckdb.DuckDBPyConnection, table: str) -> bool:
