@@ -478,7 +478,7 @@ def test_gates_frame_shape_and_types() -> None:
     assert frame["confirmed"].tolist() == [False, False, False, False, True, False]
     assert frame["category"].tolist()[2:] == ["unconfigured", "failed", "failed", "infra"]
     assert frame["cached"].tolist() == [False, True, False, False, False, False]
-    assert frame["isolation_missing"].iloc[5] == "memory_limit"
+    assert frame["isolation_missing"].iloc[5] == ["memory_limit"]
     assert frame["setup_command"].iloc[0] == NPM_CI
     assert str(frame["exit_code"].dtype) == "Int64"
     assert pd.isna(frame["exit_code"].iloc[2])
