@@ -7,9 +7,14 @@ Generates 500 skills deterministically into a temp dir and reports (median of re
   sub-check (the same work done 7× per skill);
 * one process per skill (how the public tool is used in a loop) vs one batch process;
 * single-skill CLI wall time via subprocess, target < 0.5 s, for
-  `python -m evalflow.cli.plugin` and, when registered, `.venv/bin/evalflow plugin`.
+  `python -m evalflow.cli.plugin` and, when registered, `.venv/bin/evalflow plugin`;
+* with `--public-repo <checkout of wshobson/agents>` (docs/plugineval.md names the commit):
+  quick scoring of every skill under its `plugins/`, CPU seconds in this process, evalflow
+  (its own mode and `--compat public`) against the public tool's `EvalEngine` (imported from
+  `plugins/plugin-eval/src`); prints the ratio, target ≥ 2× (issue 33).
 
-Run: `.venv/bin/python benchmarks/bench_plugineval.py [--quick]` from the repository root.
+Run: `.venv/bin/python benchmarks/bench_plugineval.py [--quick] [--public-repo DIR]` from the
+repository root.
 """
 
 from __future__ import annotations
@@ -111,10 +116,43 @@ def wall(cmd: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t0, proc.returncode
 
 
+def cpu_median(fn: Callable[[], object], repeats: int) -> float:
+    """Median CPU seconds of this process over `repeats` calls of `fn`, after one warm-up."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def against_public(repo: Path, repeats: int) -> None:
+    """Quick scoring of the public repository's own skills: evalflow vs the public tool."""
+    plugins = repo / "plugins"
+    sys.path.insert(0, str(plugins / "plugin-eval" / "src"))
+    from plugin_eval.engine import EvalEngine  # type: ignore[import-not-found]
+    from plugin_eval.models import Depth, EvalConfig  # type: ignore[import-not-found]
+
+    skills = sorted(p.parent for p in plugins.rglob("SKILL.md"))
+    engine = EvalEngine(EvalConfig(depth=Depth.QUICK))
+    public = cpu_median(lambda: [engine.evaluate_skill(s) for s in skills], repeats)
+    ours = cpu_median(lambda: evaluate_path(plugins, EvalOptions(depth="quick")), repeats)
+    compat = cpu_median(
+        lambda: evaluate_path(plugins, EvalOptions(depth="quick", compat="public")), repeats
+    )
+    print(f"quick scoring of the public repository's {len(skills)} skills, CPU ({repeats} repeats)")
+    print(f"  public tool (EvalEngine)  : {public:.3f} s")
+    for label, seconds in (("evalflow", ours), ("evalflow --compat public", compat)):
+        verdict = "met" if public / seconds >= 2 else "MISSED"
+        print(f"  {label:26}: {seconds:.3f} s  ({public / seconds:.2f}x; target >= 2x: {verdict})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and skills")
     ap.add_argument("--smoke", action="store_true", help="50 skills, 1 repeat (CI)")
+    ap.add_argument("--public-repo", type=Path, help="a checkout of wshobson/agents")
     args = ap.parse_args()
     n_skills = 50 if args.smoke else 500
     repeats = 1 if args.smoke else 3 if args.quick else 7
@@ -203,6 +241,10 @@ def main() -> None:
             f"  evalflow plugin score               : not available (rc={entry[0][1]}: "
             "the `plugin` group is not registered in evalflow.cli yet)"
         )
+    if args.public_repo is not None:
+        against_public(args.public_repo, repeats)
+    else:
+        print("public tool: not compared (give --public-repo, a checkout of wshobson/agents)")
     sys.stdout.flush()
 
 

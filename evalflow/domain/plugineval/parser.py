@@ -190,6 +190,8 @@ def heading_text(line: str) -> str | None:
     closing `#`s), or None: what `^#{1,3} +(.+?)#*\s*$` captures, stripped, for a line
     without a newline, in one linear pass (the pattern through RE2's Python wrapper cost
     ≈ 50 µs a heading, most of parsing a skill)."""
+    if not line.startswith("#"):
+        return None
     level = len(line) - len(line.lstrip("#"))
     if not 1 <= level <= 3 or line[level : level + 1] != " ":
         return None
@@ -455,8 +457,12 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         findings.append(unclosed)
     h2 = sum(1 for ln in prose_lines if ln.startswith("## "))
     h3 = sum(1 for ln in prose_lines if ln.startswith("### "))
-    headings = tuple(h for ln in prose_lines if (h := heading_text(ln)) is not None)
-    prose = "\n".join(strip_inline_code(line) for line in prose_lines)
+    # The guards inline what each function checks first: most prose lines are neither a
+    # heading nor hold code, and a call per line is most of their cost.
+    headings = tuple(
+        h for ln in prose_lines if ln.startswith("#") and (h := heading_text(ln)) is not None
+    )
+    prose = "\n".join(strip_inline_code(ln) if "`" in ln else ln for ln in prose_lines)
     prose_lower = prose.lower()
 
     checks: dict[tuple[str, str], LinkCheck] = {}
@@ -509,9 +515,9 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
 
     stripped_body = [
         s
-        for s in (ln.strip() for ln in body_lines)
+        for ln in body_lines
         # A thematic break starts with its mark: other lines skip the regex.
-        if s and not (s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s))
+        if (s := ln.strip()) and not (s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s))
     ]
     reference_files = files.reference_files
     for f in reference_files:
