@@ -535,7 +535,7 @@ def _host_root() -> Path | None:
     if root is None:
         return None
     key = (os.getpid(), root)
-    if key not in _HOST_ROOTS:
+    if key not in _HOST_ROOTS or not root.is_dir():  # removed while this process lives
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:

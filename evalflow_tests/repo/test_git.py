@@ -205,3 +205,14 @@ def test_commit_memo_keeps_the_newest_entries_of_a_kind(tmp_path: Path) -> None:
     assert calls == ["a", "b", "c", "a", "other"]  # "a" had been dropped for "c"
     commit_memo(("kind", "c"), lambda: calls.append("c again"), keep=2)
     assert calls[-1] == "other"
+
+
+def test_a_mirror_directory_removed_while_the_process_lives_is_made_again(
+    make_repo, host: Path, tmp_path: Path
+) -> None:
+    first, second = (make_repo({"a.py": f"x = {n}\n"}, {"a.py": "y = 1\n"}) for n in range(2))
+    _new_process(tmp_path / "warehouse")
+    require_repo(first)
+    git_layer.remove_tree(host)
+    assert len(resolve_commit(second, "head")) == 40
+    assert any(host.glob("*.git/evalflow-mirror"))
