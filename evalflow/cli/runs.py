@@ -825,8 +825,11 @@ SUITE_KEY = (
 )
 
 
-def _print_suite(suite, report, output: str, wide: bool = False) -> None:
-    """Framework rows of one suite, then the runs it left out and why."""
+def _print_suite(
+    suite, report, output: str, wide: bool = False, plots: list[dict] | None = None
+) -> None:
+    """Framework rows of one suite, then the runs it left out and why (with --json and
+    --plots, the plot files are one more key of the same document)."""
     from evalflow.domain.rounding import format_half_up
 
     frames = {"rating": report.rating, "pairs": report.pairs, "left_out": report.left_out}
@@ -842,6 +845,7 @@ def _print_suite(suite, report, output: str, wide: bool = False) -> None:
                     k: records(list(f.columns), f.itertuples(index=False))
                     for k, f in frames.items()
                 },
+                **({"plots": plots} if plots is not None else {}),
             }
         )
         return
@@ -886,13 +890,13 @@ def _print_suite(suite, report, output: str, wide: bool = False) -> None:
             emit_table(["benchmark", "run", "left out because"], left, title="Left out")
 
 
-def _print_suite_plots(root: str, suite, report) -> None:
+def _suite_plots(root: str, suite, report) -> tuple[list[str], list[list[str]]]:
     from evalflow.reports import plots
 
     out_dir = settings.warehouse(root).workdir / "plots" / "_suites" / suite.name
     made = plots.suite_plots(report.rating, report.prd_scores, out_dir, suite=suite.name)
     rows = [[name, _short_path(str(f.png)), _short_path(str(f.svg))] for name, f in made.items()]
-    emit_table(["plot", "png", "svg"], rows, title="Plots")
+    return ["plot", "png", "svg"], rows
 
 
 @click.command()
@@ -932,16 +936,24 @@ def leaderboard(
         if benchmark:
             raise InputError("--suite and --benchmark exclude each other", fix="pass one")
         loaded, report = _suite_report(root, suite)
-        _print_suite(loaded, report, "json" if as_json else output, wide)
-        if plots:
-            _print_suite_plots(root, loaded, report)
+        listed = _suite_plots(root, loaded, report) if plots else None
+        if output == "json" or as_json:
+            _print_suite(loaded, report, "json", wide, records(*listed) if listed else None)
+            return
+        _print_suite(loaded, report, output, wide)
+        if listed:
+            emit_table(*listed, title="Plots")
         return
-    root = _root(warehouse)
     if "leaderboard" not in settings.warehouse(root).tables():
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
     columns, rows = _leaderboard(root, benchmark)
     if not rows:
         raise InputError("no ranked runs yet", fix="evalflow materialize (or evalflow demo)")
+    if plots and (output == "json" or as_json):
+        # One JSON document: the runs and the plot files side by side.
+        header, listed = _plots(root, benchmark, wide=True)
+        emit_json({"runs": records(columns, rows), "plots": records(header, listed)})
+        return
     _print_leaderboard(columns, rows, "json" if as_json else output, wide)
     if plots:
         _print_plots(root, benchmark, wide)
@@ -958,7 +970,8 @@ def _plot_file(stored: str, workdir: Path) -> str:
     return str(_short_path(str(path.resolve())))
 
 
-def _print_plots(root: str, benchmark: str | None, wide: bool) -> None:
+def _plots(root: str, benchmark: str | None, wide: bool) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard's plot files: benchmark, (comparability key,) plot, PNG and SVG."""
     wh = settings.warehouse(root)
     where = f"WHERE benchmark = '{benchmark.replace(chr(39), '')}'" if benchmark else ""
     sql = (
@@ -972,6 +985,11 @@ def _print_plots(root: str, benchmark: str | None, wide: bool) -> None:
         for bench, key, plot, png, svg in found
     ]  # fmt: skip
     header = ["benchmark", *(["comparability_key"] if wide else []), "plot", "png", "svg"]
+    return header, rows
+
+
+def _print_plots(root: str, benchmark: str | None, wide: bool) -> None:
+    header, rows = _plots(root, benchmark, wide)
     emit_table(header, rows, title="Plots")
     missing = [p for row in rows for p in row[-2:] if not Path(p).is_file()]
     if missing:

@@ -316,3 +316,9 @@ def test_leaderboard_plots_lists_files_that_open_from_here(
     (next(moved.rglob("*.svg"))).unlink()
     code, out, _ = run_cli(capsys, "leaderboard", "--plots", "--warehouse", "moved")
     assert code == 0 and "1 plot file(s) are missing" in out
+    code, out, _ = run_cli(capsys, "leaderboard", "--plots", "--json", "--warehouse", "moved")
+    document = json.loads(out)  # one JSON document, not JSON followed by a table
+    assert code == 0 and document["runs"] and document["runs"][0]["comparability_key"]
+    assert {p["plot"] for p in document["plots"]} and all(
+        p["png"].startswith("moved/plots/trialist/") for p in document["plots"]
+    )
