@@ -216,12 +216,14 @@ GATES_SUMMARY = """(SELECT string_agg(g.gate || ' ' || g.status || CASE WHEN g.s
 GATES_STATUS = """(SELECT string_agg(g.gate || '=' || g.status, ',' ORDER BY g.gate)
   FROM gates g WHERE g.run_key = {alias}.run_key)"""
 
+# One row per run (its result of the benchmark's ranking key, else its own judge's); the
+# report path is the leaderboard's own (a run has one report per judge).
 LEADERBOARD_SQL = f"""
-SELECT l.*, r.report_path, {GATES_SUMMARY.format(alias="l")} AS gates,
+SELECT l.*, {GATES_SUMMARY.format(alias="l")} AS gates,
        {GATES_STATUS.format(alias="l")} AS gate_status
-FROM leaderboard l LEFT JOIN report r USING (run_key)
+FROM leaderboard l
 {{where}}
-ORDER BY l.benchmark, l.comparability_key, l.ranked DESC, l.rank, l.final_upper DESC, l.run_key
+ORDER BY l.benchmark, l.ranked DESC, l.rank, l.final_upper DESC, l.run_key
 """
 
 
@@ -335,7 +337,8 @@ def _leaderboard_rows(columns: list[str], rows: list[tuple]) -> tuple[list[str],
             r["run_key"].rsplit(".", 1)[-1], final,
             num(r["adjusted_final"]), r["band"] or "—", r["n_borderline"],
             f"{r['unmet_proven']}/{r['unmet_other']}, {r['unscored_no_proof']}", ci, rating,
-            num(r["total_cost_usd"]), noise, r["gates"] or "—", _short_path(r["report_path"]),
+            num(r["total_cost_usd"]), noise, r["gates"] or "—",
+            _short_path(r.get("report_path")),
         ])  # fmt: skip
     return headers, out
 
@@ -409,19 +412,26 @@ def _judge_text(r: dict) -> str:
     return judge
 
 
+def _ranking_text(r: dict) -> str:
+    """The one judge a benchmark is ranked by, and why (`ranking_choice`; a leaderboard
+    ranked before results were kept per judge has none: its row's own judge)."""
+    choice = r.get("ranking_choice")
+    return f"{_judge_text(r)}; {choice}" if choice else _judge_text(r)
+
+
 def _compact_title(r: dict) -> str:
     return (
         f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
-        f"judge {_judge_text(r)}"
+        f"judge {_ranking_text(r)}"
     )
 
 
 def _group_title(r: dict) -> str:
     """What the runs of one table were ranked within (never a silent mix of judges)."""
-    judge = _judge_text(r)
+    key = r.get("ranking_key") or r["comparability_key"]
     return (
         f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
-        f"judge {judge} (comparability key {r['comparability_key']}); # orders by Adjusted "
+        f"judge {_ranking_text(r)} (comparability key {key}); # orders by Adjusted "
         "Final (a failed gate halves it), the BT rating by per-check matches (ignores gates)"
     )
 
@@ -435,13 +445,19 @@ def _print_leaderboard(
     if output == "json":
         emit_json(records(columns, rows))
         return
+    # One table per benchmark, ranked within its one ranking key (the rows of runs without a
+    # result of that key follow, not ranked; a leaderboard ranked before results were kept
+    # per judge has one table per key).
     groups: dict[tuple[str, str], list[tuple]] = {}
     for row in rows:
         r = dict(zip(columns, row, strict=True))
-        groups.setdefault((r["benchmark"], r["comparability_key"]), []).append(row)
+        key = r["comparability_key"] if "ranking_key" not in r else r["ranking_key"]
+        groups.setdefault((r["benchmark"], key), []).append(row)
     notes: list[str] = []
     for group in groups.values():
-        first = dict(zip(columns, group[0], strict=True))
+        found = [dict(zip(columns, v, strict=True)) for v in group]
+        # The title names the ranking key's judge: from a row of that key when there is one.
+        first = next((r for r in found if r["comparability_key"] == r.get("ranking_key")), found[0])
         if output == "table" and not wide:
             headers, table, unranked = _compact_rows(columns, group)
             emit_table(headers, table, title=_compact_title(first), compact=True)
@@ -453,7 +469,7 @@ def _print_leaderboard(
         else:
             emit_table(headers, table, title=_group_title(first))
     if output == "table" and not wide:
-        paths = [dict(zip(columns, v, strict=True))["report_path"] for v in rows]
+        paths = [dict(zip(columns, v, strict=True)).get("report_path") for v in rows]
         # reports/<benchmark>/<file>: the folder above the benchmarks' folders
         folders = sorted({_short_path(str(Path(p).parent.parent)) for p in paths if p})
         where = f"Reports (Markdown and HTML) under {', '.join(folders)}. " if folders else ""
@@ -466,12 +482,15 @@ SELECT m.benchmark, m.framework, m.run,
        e.e_recall, e.e_precision, e.e_justified, e.pooled_recall,
        e.reason AS e_null_because,
        d.healthy AS d_healthy,
-       (SELECT sum(weight) FROM robustness r WHERE r.run_key = m.run_key) AS r,
+       (SELECT sum(weight) FROM robustness r
+        WHERE r.run_key = m.run_key AND r.judge_name = m.judge_name) AS r,
        {gates} AS gates
 FROM run_manifest m
-JOIN scope_summary s USING (run_key)
-JOIN elicitation_summary e USING (run_key)
-JOIN (SELECT DISTINCT run_key, healthy FROM distribution) d USING (run_key)
+JOIN leaderboard l USING (run_key, judge_name)
+JOIN scope_summary s USING (run_key, judge_name)
+JOIN elicitation_summary e USING (run_key, judge_name)
+JOIN (SELECT DISTINCT run_key, judge_name, healthy FROM distribution) d
+  USING (run_key, judge_name)
 WHERE m.run_key IN ({keys})
 ORDER BY m.benchmark, m.framework, m.run
 """
@@ -624,13 +643,24 @@ def score(
         emit_json(records(columns, rows))
         return
     wh = settings.warehouse(root)
+    # The roll-up of this judge's result; the run's results of other judges stay beside it.
+    scored_by = _scored_by(manifest, judge)
     story_cols, story_rows = run_query(
         wh,
         "SELECT story_id, priority, assumed, weight, n_acs, story_score FROM story_score "
-        f"WHERE run_key = '{key}' ORDER BY story_id",
+        f"WHERE run_key = '{key}' AND judge_name = '{scored_by}' ORDER BY story_id",
     )
-    emit_table(story_cols, story_rows, title=f"Roll-up — {key}")
+    emit_table(story_cols, story_rows, title=f"Roll-up — {key} (judge {scored_by})")
     _print_leaderboard(columns, rows, "table", wide)
+
+
+def _scored_by(manifest: Path, judge: str | None) -> str:
+    """The judge name a `score` of `manifest` used (`--judge`, the manifest's, the default)."""
+    from evalflow.io.inputs import load_manifest
+    from evalflow.judges.registry import check_judge_name
+
+    name = judge or load_manifest(manifest).manifest.judge or settings.default_judge()
+    return check_judge_name(name)
 
 
 @click.command()
@@ -697,10 +727,11 @@ def _print_plugin_scores(root: str, wide: bool) -> None:
     plugin_cols, plugin_rows = run_query(
         settings.warehouse(root),
         # runs of one framework share its skills folder: one row per distinct score
-        "SELECT m.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
+        "SELECT l.framework, c.skill, c.composite, c.grade, c.badge, c.anti_patterns, "
         "c.confidence_basis, count(DISTINCT run_key) AS runs "
-        "FROM plugin_composite c JOIN run_manifest m USING (run_key) "
-        "GROUP BY ALL ORDER BY m.framework, c.skill",
+        # each run's result on the leaderboard (a run keeps one per judge)
+        "FROM plugin_composite c JOIN leaderboard l USING (run_key, judge_name) "
+        "GROUP BY ALL ORDER BY l.framework, c.skill",
     )
     title = "PluginEval — the frameworks' own skills (Monte Carlo layer simulated offline)"
     if wide:
@@ -915,6 +946,14 @@ def _suite_plots(root: str, suite, report) -> tuple[list[str], list[list[str]]]:
     help="Terminal table, Markdown, or JSON (every column).",
 )
 @click.option("--plots", is_flag=True, help="Also list the plot files (PNG and SVG).")
+@click.option(
+    "--judge",
+    "rank_judge",
+    type=JudgeName(),
+    default=None,
+    help="Rank every benchmark by this judge's results (ranks again; default: "
+    "$EVALFLOW_RANK_JUDGE, else per benchmark the judge whose results cover the most runs).",
+)
 @wide_option
 @warehouse_option
 @json_option
@@ -923,6 +962,7 @@ def leaderboard(
     suite: str | None,
     output: str,
     plots: bool,
+    rank_judge: str | None,
     wide: bool,
     warehouse: str | None,
     as_json: bool,
@@ -932,6 +972,8 @@ def leaderboard(
     With --suite: one row per framework across the suite's PRDs (rating and mean Final with
     cluster-bootstrap CIs, run-to-run and judge SD, cost per run and per Final point)."""
     root = _root(warehouse)
+    if rank_judge is not None:
+        _exit_on_failures([orchestrate.rank(root, rank_judge=rank_judge)])
     if suite is not None:
         if benchmark:
             raise InputError("--suite and --benchmark exclude each other", fix="pass one")

@@ -96,7 +96,11 @@ def _read(warehouse: Warehouse, table: str, run_key: str) -> pd.DataFrame:
             where=warehouse.root,
             fix="score it first: evalflow score MANIFEST (or evalflow materialize)",
         )
-    return warehouse.read(table, run_key)
+    # A run keeps one result per judge; the candidates are read from one of them: the
+    # default judge's when it scored the run, else the first judge's by name.
+    judges = warehouse.judges("run_manifest", run_key)
+    judge = settings.default_judge() if settings.default_judge() in judges else judges[0]
+    return warehouse.read(table, run_key, judge)
 
 
 @click.group(name="side-metrics")

@@ -130,3 +130,9 @@ def benchmarks_root() -> Path:
 
 def default_judge() -> str:
     return os.environ.get("EVALFLOW_JUDGE") or DEFAULT_JUDGE
+
+
+def rank_judge() -> str | None:
+    """The judge every benchmark is ranked by (`EVALFLOW_RANK_JUDGE`); None: per benchmark,
+    the judge whose results cover the most runs (`evalflow.domain.ranking.judge_choice`)."""
+    return os.environ.get("EVALFLOW_RANK_JUDGE") or None

@@ -170,6 +170,15 @@ def rate_from_tables(
     k-run votes; a run whose votes are missing keeps a NULL judge SD."""
     in_suite = leaderboard[leaderboard["benchmark"].isin(list(suite.weights))]
     ranked = in_suite.loc[in_suite["ranked"].astype(bool), "run_key"]
+    # A run keeps one result per judge: only the result the leaderboard ranked enters.
+    # (A leaderboard ranked before results were kept per judge names none: one per run then.)
+    judged = "judge_name" in in_suite and in_suite["judge_name"].notna().all()
+    on = ["run_key", "judge_name"] if judged else ["run_key"]
+    results = in_suite.loc[in_suite["ranked"].astype(bool), on]
+    run_manifest, ac_score, majority_vote = (
+        frame.merge(results, on=on, how="inner")[list(frame.columns)]
+        for frame in (run_manifest, ac_score, majority_vote)
+    )
     manifests = run_manifest[run_manifest["run_key"].isin(ranked)]
     votes = check_votes(majority_vote, ac_score, manifests)
     judge_var = judge_variance(votes) if not votes.empty else None

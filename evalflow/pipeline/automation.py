@@ -168,7 +168,7 @@ def rank_after_evaluation(
         if context.dagster_run.tags.get(RANKED_INLINE_TAG):
             return dg.SkipReason("the CLI ranks the runs it evaluates itself")
         warehouse = EvalflowResource().get_warehouse()
-        version = rank_inputs_version(context.instance, warehouse)
+        version = rank_inputs_version(context.instance, warehouse, settings.rank_judge())
         if rank_is_fresh(context.instance, warehouse, version):
             return dg.SkipReason("the cross-run tables already rank these inputs")
         return dg.RunRequest(

@@ -369,10 +369,15 @@ def run_partition(
 
 
 def rank(
-    warehouse_root: str, force: bool = False, inst: dg.DagsterInstance | None = None
+    warehouse_root: str,
+    force: bool = False,
+    inst: dg.DagsterInstance | None = None,
+    rank_judge: str | None = None,
 ) -> Outcome:
     """Refresh the cross-run tables, unless a successful ranking already used exactly the
-    current per-run tables and ledger (`force` ranks anyway). `inst`: the caller's open one."""
+    current per-run tables and ledger (`force` ranks anyway). `inst`: the caller's open one.
+    `rank_judge`: the judge every benchmark is ranked by (default: $EVALFLOW_RANK_JUDGE,
+    else per benchmark the judge covering the most runs)."""
     import dagster as dg
 
     from evalflow.pipeline.assets.freshness import (
@@ -384,7 +389,8 @@ def rank(
     start = time.perf_counter()
     inst = inst or instance(warehouse_root)
     warehouse = settings.warehouse(warehouse_root)
-    version = rank_inputs_version(inst, warehouse)
+    pinned = rank_judge or settings.rank_judge()
+    version = rank_inputs_version(inst, warehouse, pinned)
     if not force and rank_is_fresh(inst, warehouse, version):
         return Outcome("rank_runs", True, time.perf_counter() - start, skipped=True)
     with dg.execute_job(
@@ -393,7 +399,7 @@ def rank(
         tags={RANK_INPUTS_TAG: version},
         run_config={
             "resources": {
-                "evalflow": {"config": {"warehouse": warehouse_root}},
+                "evalflow": {"config": {"warehouse": warehouse_root, "rank_judge": pinned or ""}},
                 "warehouse_io": {"config": {"warehouse": warehouse_root}},
             },
             "loggers": QUIET_LOGS,
@@ -459,6 +465,9 @@ def materialize(
     warehouse = settings.warehouse(warehouse_root)
     wanted = resolve_partitions(warehouse_root, partitions)
     check_judges(warehouse_root, wanted, judge)
+    # Parts of a warehouse written before one part per judge get their judge's name now, so
+    # every reader after this command sees `judge_name` on every judge-dependent row.
+    warehouse.migrate()
     # One instance for the whole command: opening one costs ≈ 0.5 s CPU (its storages check
     # their schema revisions), as much as an unchanged run's whole freshness check.
     inst = instance(warehouse_root)

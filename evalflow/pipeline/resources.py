@@ -14,7 +14,7 @@ from evalflow.errors import InputError
 from evalflow.io import settings
 from evalflow.judges.base import Judge
 from evalflow.judges.cost import Budget
-from evalflow.judges.registry import make_judge
+from evalflow.judges.registry import check_judge_name, make_judge
 from evalflow.storage.warehouse import Warehouse
 
 # The judges PluginEval's judged layers run under (Claude only); any other judge leaves them
@@ -58,6 +58,9 @@ class EvalflowResource(dg.ConfigurableResource):
 
     warehouse: str = ""
     judge: str = ""
+    # The judge the rankings use (`leaderboard --judge`); empty ⇒ $EVALFLOW_RANK_JUDGE, unset
+    # too ⇒ per benchmark the judge covering the most runs.
+    rank_judge: str = ""
     borderline_max: float = 0.2  # asset check `borderline_rate` warns above this share
     gate_timeout_s: float = 600.0  # per engineering gate; the process group is killed after it
     rerun_gates: bool = False  # ignore the gate-result cache (--rerun-gates)
@@ -76,7 +79,21 @@ class EvalflowResource(dg.ConfigurableResource):
         return settings.warehouse(self.warehouse or None)
 
     def judge_name(self, manifest_judge: str | None) -> str:
-        return self.judge or manifest_judge or settings.default_judge()
+        return check_judge_name(self.judge or manifest_judge or settings.default_judge())
+
+    def ranking_judge(self) -> str | None:
+        """The judge name the ranking assets are pinned to, or None (the most runs)."""
+        name = self.rank_judge or settings.rank_judge()
+        return check_judge_name(name) if name else None
+
+    def judge_for(self, run_key: str) -> str:
+        """The judge this run's evaluation of partition `run_key` uses (`--judge`, else the
+        manifest's `judge:`, else the default): the name its judge-dependent parts go under."""
+        from evalflow.io.inputs import load_manifest
+        from evalflow.io.registry import manifest_for
+
+        manifest = load_manifest(manifest_for(self.get_warehouse(), run_key)).manifest
+        return self.judge_name(manifest.judge)
 
     def cost_limit(self) -> float | None:
         if self.max_cost_usd is not None:

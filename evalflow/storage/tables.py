@@ -56,6 +56,18 @@ class RunRow(Row):
     framework: str = FRAMEWORK
 
 
+JUDGE_NAME = Field(
+    description="the judge that scored this row (`--judge`: heuristic, labels, anthropic, "
+    "openai, hybrid, panel:…); a run keeps one result per judge, side by side"
+)
+
+
+class JudgedRunRow(RunRow):
+    """A row of a judge-dependent per-run table: one result per run and judge."""
+
+    judge_name: str = JUDGE_NAME
+
+
 class RunRegistryRow(Row):
     run_key: str = RUN_KEY
     benchmark: str = BENCHMARK
@@ -63,7 +75,7 @@ class RunRegistryRow(Row):
     manifest_path: str = Field(description="absolute path of the run manifest")
 
 
-class RunManifestRow(RunRow):
+class RunManifestRow(JudgedRunRow):
     run: str
     manifest_path: str
     repo: str = Field(description="the evaluated repository (read only)")
@@ -156,7 +168,7 @@ class ModelCall(Row):
     estimated: bool
 
 
-class VerdictRow(RunRow):
+class VerdictRow(JudgedRunRow):
     check_id: str
     run: int = Field(description="which of the k independent scoring runs (1..k)")
     status: str = Field(description="MET, UNMET or UNSCORED after the evidence validator")
@@ -217,6 +229,7 @@ class JudgeCostRow(Row):
     run_key: str = RUN_KEY
     part: str = Field(description="`checks` (a scoring run) or `plugineval` (its skills)")
     run: int | None = Field(description="the scoring run; null for PluginEval")
+    judge_name: str = JUDGE_NAME
     judge_id: str = Field(description="the scoring judge, or `plugineval`")
     checks: int = Field(description="checks judged, or PluginEval's skills")
     api_calls: int
@@ -245,7 +258,7 @@ class AcceptanceRunRow(RunRow):
     )
 
 
-class MajorityVoteRow(RunRow):
+class MajorityVoteRow(JudgedRunRow):
     check_id: str
     met_votes: int
     unmet_votes: int
@@ -255,7 +268,7 @@ class MajorityVoteRow(RunRow):
     borderline: bool = Field(description="the k runs disagreed")
 
 
-class AcScoreRow(RunRow):
+class AcScoreRow(JudgedRunRow):
     story_id: str
     ac_id: str
     priority: str
@@ -276,7 +289,7 @@ class AcScoreRow(RunRow):
     )
 
 
-class StoryScoreRow(RunRow):
+class StoryScoreRow(JudgedRunRow):
     story_id: str
     priority: str
     assumed: bool = Field(description="the PRD gave no priority label")
@@ -290,7 +303,7 @@ class StoryScoreRow(RunRow):
     )
 
 
-class FinalScoreRow(RunRow):
+class FinalScoreRow(JudgedRunRow):
     sum_w: int = Field(description="Σw derived from the priority table")
     final_value: float | None = Field(description="Final at full precision; null if incomplete")
     final: float | None = Field(
@@ -324,7 +337,7 @@ class StaticAnalysisRow(RunRow):
     penalty: float = Field(description="max(0.5, 1 − 0.05 × anti-pattern count)")
 
 
-class PluginJudgeRow(RunRow):
+class PluginJudgeRow(JudgedRunRow):
     skill: str
     measured: bool = Field(description="false when no LLM judge was configured")
     reason: str | None
@@ -340,7 +353,7 @@ class PluginJudgeRow(RunRow):
     spent_usd: float = Field(description="what the last materialisation paid")
 
 
-class McSimulationRow(RunRow):
+class McSimulationRow(JudgedRunRow):
     skill: str
     simulated: bool = Field(description="true: the offline router, not a model, made the calls")
     backend: str | None
@@ -362,7 +375,7 @@ class McSimulationRow(RunRow):
     efficiency_norm: float | None
 
 
-class PluginCompositeRow(RunRow):
+class PluginCompositeRow(JudgedRunRow):
     skill: str
     skill_path: str
     composite: float = Field(description="0–100, measured dimensions only, × penalty")
@@ -404,7 +417,7 @@ class TestInventoryRow(RunRow):
     is_feature: bool | None = Field(description="added by this diff (else pre-existing)")
 
 
-class TestTierRow(RunRow):
+class TestTierRow(JudgedRunRow):
     __test__ = False
 
     test_id: str
@@ -419,7 +432,7 @@ class TestTierRow(RunRow):
     reason: str
 
 
-class DistributionRow(RunRow):
+class DistributionRow(JudgedRunRow):
     tier: str
     count: int
     pct: float | None
@@ -432,7 +445,7 @@ class DistributionRow(RunRow):
     failing_p0_acs: str
 
 
-class RobustnessRow(RunRow):
+class RobustnessRow(JudgedRunRow):
     test_id: str
     path: str
     line: int
@@ -442,7 +455,7 @@ class RobustnessRow(RunRow):
     reason: str
 
 
-class ElicitationCategoryRow(RunRow):
+class ElicitationCategoryRow(JudgedRunRow):
     category_id: str
     category: str
     status: str = Field(description="addressed, missed, n/a, or candidate (unadjudicated)")
@@ -451,7 +464,7 @@ class ElicitationCategoryRow(RunRow):
     rationale: str
 
 
-class ElicitationAdditionRow(RunRow):
+class ElicitationAdditionRow(JudgedRunRow):
     item_id: str
     ref: str
     text: str
@@ -472,7 +485,7 @@ class ElicitationAdditionRow(RunRow):
     keywords: str
 
 
-class ElicitationItemRow(RunRow):
+class ElicitationItemRow(JudgedRunRow):
     item_id: str
     ref: str
     role: str
@@ -484,7 +497,7 @@ class ElicitationItemRow(RunRow):
     text: str
 
 
-class ElicitationSummaryRow(RunRow):
+class ElicitationSummaryRow(JudgedRunRow):
     status: str = Field(description="scored, or `n/a — no derived spec`")
     e_recall: float | None
     e_precision: float | None
@@ -508,7 +521,7 @@ class ElicitationSummaryRow(RunRow):
     heuristic: bool | None = Field(description="the lexicon heuristic proposed candidates")
 
 
-class ScopeFindingRow(RunRow):
+class ScopeFindingRow(JudgedRunRow):
     kind: str = Field(description="out_of_scope, rogue_build, plan_drift or deferred")
     effect: str = Field(description="fail, partial or none: its effect once confirmed")
     status: str = Field(description="confirmed, candidate (unadjudicated), rejected or note")
@@ -517,7 +530,7 @@ class ScopeFindingRow(RunRow):
     judge: str = Field(description="labels, or heuristic-lexicon (a proposal)")
 
 
-class ScopeSummaryRow(RunRow):
+class ScopeSummaryRow(JudgedRunRow):
     status: str
     verdict: str | None = Field(description="pass, partial or fail (adjudicated only)")
     reason: str | None = Field(
@@ -531,7 +544,7 @@ class ScopeSummaryRow(RunRow):
     judge: str | None
 
 
-class SanctionedRequirementRow(RunRow):
+class SanctionedRequirementRow(JudgedRunRow):
     req_id: str
     source: str = Field(description="prd (an AC) or addition (a valid E-addition)")
     priority: str | None
@@ -544,11 +557,11 @@ class SanctionedRequirementRow(RunRow):
     implementation: str | None
 
 
-class SideMetricsSectionRow(RunRow):
+class SideMetricsSectionRow(JudgedRunRow):
     markdown: str = Field(description="the report's E, S, R, D sections")
 
 
-class ReportRow(RunRow):
+class ReportRow(JudgedRunRow):
     report_file: str
     report_path: str
     content_sha256: str = Field(
@@ -560,6 +573,14 @@ class ReportRow(RunRow):
 class LeaderboardRow(Row):
     benchmark: str
     comparability_key: str = Field(description=COMPARABILITY_KEY)
+    ranking_key: str | None = Field(
+        description="the one comparability key the benchmark is ranked within (a run whose "
+        "row has another key is listed, not ranked); null when the named judge scored no run"
+    )
+    ranking_choice: str = Field(
+        description="which judge and why: the judge covering the most runs, or named by "
+        "`--judge` / EVALFLOW_RANK_JUDGE"
+    )
     rank: int | None = Field(
         description="within benchmark and comparability key, by Adjusted Final when a gate "
         "failed, else Final; null for a run that is not ranked"
@@ -602,11 +623,13 @@ class LeaderboardRow(Row):
     judge_cost_usd: float | None = Field(description="0 for offline judges; API spend otherwise")
     total_cost_usd: float | None
     on_frontier: bool = Field(description="on the Final-vs-cost Pareto frontier")
+    judge_name: str = JUDGE_NAME
     judge_id: str
     judge_model: str | None
     judge_prompt_version: str | None
     baseline_sha256: str
     fingerprint: str = FINGERPRINT
+    report_path: str | None = Field(description="the run's report of this judge's result")
 
 
 class EloBootstrapRow(Row):
@@ -837,6 +860,11 @@ class TableSpec:
         return list(self.model.model_fields)
 
     @property
+    def per_judge(self) -> bool:
+        """One part per run and judge (`<judge>.parquet` in the run's folder), not per run."""
+        return issubclass(self.model, JudgedRunRow)
+
+    @property
     def arrow_schema(self) -> pa.Schema:
         """The Arrow schema every part of the table is written with."""
         return arrow_schema(self.model)
@@ -906,12 +934,12 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in _SPECS}
 
 def columns(table: str, *, stamped: bool = True) -> list[str]:
     """The contract's columns of `table`; `stamped=False` leaves out run_key, fingerprint,
-    benchmark and framework, which `evalflow.pipeline.assets.common.stamp` adds to a per-run
-    frame."""
+    benchmark, framework and judge_name, which `evalflow.pipeline.assets.common` adds to a
+    per-run frame."""
     spec = TABLES[table]
     names = spec.columns
     if not stamped and issubclass(spec.model, RunRow):
-        return [c for c in names if c not in RunRow.model_fields]
+        return [c for c in names if c not in JudgedRunRow.model_fields]
     return names
 
 

@@ -31,7 +31,9 @@ def _evaluate(instance: dg.DagsterInstance, root: Path, **judge: str) -> None:
         partition_key=KEY,
         resources={
             "evalflow": EvalflowResource(warehouse=str(root), **judge),
-            "warehouse_io": ParquetIOManagerFactory(warehouse=str(root)),
+            "warehouse_io": ParquetIOManagerFactory(
+                warehouse=str(root), judge=judge.get("judge", "")
+            ),
         },
         instance=instance,
         raise_on_error=False,

@@ -26,6 +26,7 @@ from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports import html, markdown
 from evalflow.storage.arrow import arrow_type, duckdb_type
 from evalflow.storage.tables import TABLES
+from evalflow.storage.warehouse import JUDGE_COLUMN
 
 # `Output(data_version=...)` is a Dagster beta parameter; it is how incremental re-evaluation
 # knows a run is unchanged (docs/scaling.md, "Dagster preview and beta features"). Silenced
@@ -137,7 +138,13 @@ def run_output(
     for an empty table, which has no row to carry it).
 
     `multi`: the output of a multi-asset, named after its table (a plain asset's is `result`).
+    A judge-dependent table's rows also name the run's judge (`judge_name`, after run_key and
+    fingerprint): the judge its part is stored under, beside other judges' parts.
     """
+    if TABLES[table].per_judge and JUDGE_COLUMN not in frame.columns:
+        frame = frame.copy()
+        position = TABLES[table].columns.index(JUDGE_COLUMN)
+        frame.insert(position, JUDGE_COLUMN, str(run_manifest[JUDGE_COLUMN].iloc[0]))
     return dg.Output(
         frame,
         output_name=table if multi else "result",

@@ -4,9 +4,12 @@ Every per-run output records evalflow's version as its code version and the run'
 fingerprint (PRD, baseline, commits, judge and prompt, elicitation files, evalflow version:
 `evaluation.fingerprint`) as its data version. An asset is *fresh* for a partition when its
 latest materialisation in the Dagster instance carries the current fingerprint and code
-version and its warehouse part still exists; otherwise it is stale, and so is everything
-downstream of it. Dagster's in-process execution runs every step it is given, so the CLI,
-the nightly schedule and the manifest sensor give it only the stale ones (`stale_by_partition`).
+version and its warehouse part (for a judge-dependent table: the evaluation's judge's part)
+still exists; otherwise it is stale, and so is everything downstream of it. Re-scoring with
+judge A after judge B changes the fingerprint (it covers the judge), so A's steps run again
+and replace A's parts only; B's stay. Dagster's in-process execution runs every step it is
+given, so the CLI, the nightly schedule and the manifest sensor give it only the stale ones
+(`stale_by_partition`).
 
 The check is cheap, because an unchanged re-evaluation is mostly this check: the fingerprint
 is computed from the resolved commits without diffing (`resolve_run`), and the latest data
@@ -48,6 +51,9 @@ PER_RUN_KEYS = sorted(key for a in per_run_assets for key in a.keys)
 CROSS_RUN_KEYS = sorted(key for a in cross_run_assets for key in a.keys)
 # The per-run tables the cross-run assets read (ledger_entry reads the ledger file instead).
 RANK_INPUTS = sorted({k for a in cross_run_assets for k in a.dependency_keys} & set(PER_RUN_KEYS))
+# The cross-run tables' layout: a leaderboard ranked before one result per judge (no
+# `ranking_key`) is re-ranked once, whatever else changed.
+RANK_LAYOUT = 2
 # Tag of a `rank_runs` run: the `rank_inputs_version` it ranked.
 RANK_INPUTS_TAG = "evalflow/rank_inputs"
 
@@ -74,18 +80,21 @@ def _expected(evalflow: EvalflowResource, partition: str, manifest_path: Path) -
         return None
 
 
-def _retry_incomplete(warehouse: Warehouse, partition: str) -> bool:
-    if not (warehouse.has("final_score", partition) and warehouse.has("run_manifest", partition)):
+def _retry_incomplete(warehouse: Warehouse, partition: str, judge: str) -> bool:
+    if not (
+        warehouse.has("final_score", partition, judge)
+        and warehouse.has("run_manifest", partition, judge)
+    ):
         return True
-    final = warehouse.read("final_score", partition).iloc[0]
-    manifest = warehouse.read("run_manifest", partition).iloc[0]
+    final = warehouse.read("final_score", partition, judge).iloc[0]
+    manifest = warehouse.read("run_manifest", partition, judge).iloc[0]
     if bool(final["complete"]) or bool(manifest["judge_deterministic"]):
         return False
     for run in range(1, K_RUNS + 1):
         table = f"scoring_run_{run}"
-        if not warehouse.has(table, partition):
+        if not warehouse.has(table, partition, judge):
             return True
-        verdicts = warehouse.read(table, partition)
+        verdicts = warehouse.read(table, partition, judge)
         reasons = verdicts.loc[verdicts["status"] == "UNSCORED", "rationale"]
         if any(unanswered(reason) for reason in reasons):
             return True
@@ -110,8 +119,12 @@ def stale_by_partition(
     (`common.data_version`)."""
     warehouse = evalflow.get_warehouse()
     expected = {p: _expected(evalflow, p, path) for p, path in manifests.items()}
+    # The judge this evaluation uses: a judge-dependent table is fresh only with its part.
+    judges = {p: evalflow.judge_for(p) for p, fp in expected.items() if fp is not None}
     checked = [
-        p for p, fp in expected.items() if fp is not None and not _retry_incomplete(warehouse, p)
+        p
+        for p, fp in expected.items()
+        if fp is not None and not _retry_incomplete(warehouse, p, judges[p])
     ]
     latest = {
         key: instance.event_log_storage.get_latest_tags_by_partition(
@@ -129,7 +142,7 @@ def stale_by_partition(
             for key in PER_RUN_KEYS
             if latest[key].get(partition, {}).get(DATA_VERSION_TAG)
             != data_version(key.path[-1], expected[partition])
-            or not warehouse.has(key.path[-1], partition)
+            or not warehouse.has(key.path[-1], partition, judges[partition])
         }
         out[partition] = sorted(_downstream(stale)) if stale else []
     return out
@@ -145,10 +158,12 @@ def stale_keys(
     return stale_by_partition(instance, evalflow, {partition: manifest_path})[partition]
 
 
-def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> str:
+def rank_inputs_version(
+    instance: dg.DagsterInstance, warehouse: Warehouse, rank_judge: str | None = None
+) -> str:
     """What the cross-run tables are computed from: the latest materialisation of each per-run
-    table they read, in every partition, the ledger's and the suite files' bytes and the code
-    version."""
+    table they read, in every partition, the ledger's and the suite files' bytes, the code
+    version, the judge the rankings are pinned to and the warehouse layout."""
     storage = instance.event_log_storage
     material: dict[str, object] = {
         key.to_user_string(): dict(
@@ -166,6 +181,8 @@ def rank_inputs_version(instance: dg.DagsterInstance, warehouse: Warehouse) -> s
         for path in sorted((settings.benchmarks_root() / SUITES_DIR).glob("*.yaml"))
     }
     material["code_version"] = CODE_VERSION
+    material["rank_judge"] = rank_judge
+    material["layout"] = RANK_LAYOUT
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

@@ -2,8 +2,11 @@
 
 Runs are ranked only against comparable runs: one *ranking group* is one benchmark and one
 comparability key (baseline hash, judge id, judge model, prompt version), so a heuristic
-run and a Claude-judged run are never in one order; each group is its own table with its
-own ranks, and the leaderboard carries the key and its parts so mixing is never silent.
+result and a Claude-judged one are never in one order. A run keeps one result per judge, so
+each benchmark is ranked within ONE key (`evalflow.domain.ranking.judge_choice`: the judge
+named by `--judge` / EVALFLOW_RANK_JUDGE, else the one covering the most runs), which every
+row names (`ranking_key`, `ranking_choice`); a run without a result of that key is listed
+with its own judge's result, not ranked ("no <judge> result"). The history keeps all.
 Within a group: rank by Adjusted Final when a gate failed, else Final; ties by Final, then
 run key. Beside the score: how many UNMETs are proven and how many checks are UNSCORED for
 want of a portable proof of absence, the Monte Carlo CI of Final, whether the gap to the next
@@ -19,9 +22,11 @@ import pandas as pd
 
 from evalflow.domain.cells import listed
 from evalflow.domain.portability import absence_counts
+from evalflow.domain.ranking.judge_choice import RESULT, chosen_results, keep
 from evalflow.domain.ranking.pareto import pareto_frontier
 from evalflow.domain.rounding import format_half_up
 from evalflow.pipeline.assets.common import IO, KINDS, table_metadata
+from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.tables import columns
 
 _SUMS = ["api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
@@ -36,20 +41,21 @@ def _sum_or_null(values: pd.Series) -> float | None:
 def judge_costs(
     verdicts: pd.DataFrame, run_manifest: pd.DataFrame, plugin_judge: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """What judging cost per run: one row per scoring run (`checks`, from the verdict rows'
-    usage totals) and one for PluginEval's judged layers (`plugineval`, from its per-skill
+    """What judging cost per run and judge (every judge's result, not only the ranked one):
+    one row per scoring run (`checks`, from the verdict rows' usage totals) and one for
+    PluginEval's judged layers (`plugineval`, from its per-skill
     rows; before, its spend reached no table and the leaderboard's cost left it out)."""
     parts = []
     if not verdicts.empty:
         scoring = (
-            verdicts.groupby(["run_key", "run", "judge_id"], sort=True)
+            verdicts.groupby(["run_key", "judge_name", "run", "judge_id"], sort=True)
             .agg(checks=("check_id", "size"), **{c: (c, "sum") for c in _SUMS})
             .reset_index()
         )
         parts.append(scoring.assign(part="checks"))
     if plugin_judge is not None and not plugin_judge.empty:
         plugin = (
-            plugin_judge.groupby("run_key", sort=True)
+            plugin_judge.groupby(["run_key", "judge_name"], sort=True)
             .agg(checks=("skill", "size"), **{c: (c, _sum_or_null) for c in _SUMS})
             .reset_index()
         )
@@ -57,9 +63,12 @@ def judge_costs(
     if not parts:
         return pd.DataFrame(columns=columns("judge_cost"))
     totals = pd.concat(parts, ignore_index=True).astype({"run": "Int64"})
-    totals = totals.merge(run_manifest[["run_key", "benchmark"]], on="run_key", how="inner")
+    benchmarks = run_manifest[["run_key", "benchmark"]].drop_duplicates("run_key")
+    totals = totals.merge(benchmarks, on="run_key", how="inner")
     order = totals.assign(plugineval_last=totals["part"] == "plugineval")
-    order = order.sort_values(["run_key", "plugineval_last", "run"], ignore_index=True)
+    order = order.sort_values(
+        ["run_key", "judge_name", "plugineval_last", "run"], ignore_index=True
+    )
     return order[columns("judge_cost")]
 
 
@@ -191,22 +200,40 @@ def build_leaderboard(
     final_pair: pd.DataFrame,
     judge_cost: pd.DataFrame,
     absence: pd.DataFrame,
+    picked: pd.DataFrame | None = None,
+    report: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """One row per scored run (module docstring); `absence` is `absences(...)`."""
+    """One row per scored run (module docstring): its result of the benchmark's ranking key,
+    else its best other result, not ranked. `absence` is `absences(...)` over the picked
+    results; `picked` is `judge_choice.chosen_results(...)` (computed here when None)."""
     if final_score.empty:
         return pd.DataFrame(columns=columns("leaderboard"))
+    if picked is None:
+        picked = chosen_results(final_score, run_manifest)
+    final_score = keep(final_score, picked, chosen_only=False)
+    run_manifest = keep(run_manifest, picked, chosen_only=False)
     manifest = run_manifest[
-        ["run_key", "benchmark", "framework", "framework_cost_usd", "judge_id", "judge_model",
-         "judge_prompt_version"]
+        ["run_key", "judge_name", "benchmark", "framework", "framework_cost_usd", "judge_id",
+         "judge_model", "judge_prompt_version"]
     ]  # fmt: skip
     # final_score carries benchmark and framework too (every per-run table does): the
     # manifest's are the ones kept.
     scores = final_score.drop(columns=["benchmark", "framework"], errors="ignore")
-    board = scores.merge(manifest, on="run_key", how="inner")
+    board = scores.merge(manifest, on=RESULT, how="inner")
+    board = board.merge(picked.drop(columns="judge_name"), on="run_key", how="left")
     board = board.merge(absence, on="run_key", how="left")
     board[ABSENCE_COLUMNS] = board[ABSENCE_COLUMNS].fillna(0).astype(int)
     reasons = not_ranked_reasons(final_score, run_manifest)
     board["not_ranked_reason"] = board["run_key"].map(reasons)
+    other = ~board["chosen"].astype(bool)
+    board.loc[other, "not_ranked_reason"] = [
+        f"no {judge} result: scored by {own} only" if key is None or pd.isna(key)
+        else f"no result of the ranking judge {judge}: scored by {own} only"
+        for judge, own, key in zip(
+            board.loc[other, "ranking_judge"], board.loc[other, "judge_name"],
+            board.loc[other, "ranking_key"], strict=True,
+        )
+    ]  # fmt: skip
     board["ranked"] = board["not_ranked_reason"].isna()
     board["effective"] = board["adjusted_final"].fillna(board["final"])
     board = board.sort_values(
@@ -217,16 +244,21 @@ def build_leaderboard(
     )
     ranks = board[board["ranked"]].groupby(GROUP_KEYS).cumcount() + 1
     board["rank"] = ranks.reindex(board.index).astype("Int64")
-    ci = final_uncertainty[["run_key", "ci_low", "ci_high"]].rename(
+    ci = final_uncertainty[["run_key", "comparability_key", "ci_low", "ci_high"]].rename(
         columns={"ci_low": "final_ci_low", "ci_high": "final_ci_high"}
     )
-    board = board.merge(ci, on="run_key", how="left")
+    board = board.merge(ci, on=["run_key", "comparability_key"], how="left")
     board["within_noise_of_next"] = _noise_to_next(board, final_pair)
     board = _ratings(board, elo_bootstrap)
-    spend = judge_cost.groupby("run_key")["cost_usd"].sum()
+    spend = keep(judge_cost, picked, chosen_only=False).groupby("run_key")["cost_usd"].sum()
     board["judge_cost_usd"] = board["run_key"].map(spend).astype(float)
     board = board.merge(_frontier(board), on="run_key", how="left")
     board["on_frontier"] = board["on_frontier"].fillna(False).astype(bool)
+    paths = keep(report, picked, chosen_only=False) if report is not None else None
+    if paths is not None and not paths.empty:
+        board["report_path"] = board["run_key"].map(paths.set_index("run_key")["report_path"])
+    else:
+        board["report_path"] = None
     return board[columns("leaderboard")]
 
 
@@ -240,20 +272,26 @@ def _cell(value: object) -> str:
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
-    """The leaderboard as the Dagster UI's Markdown preview, one table per ranking group."""
+    """The leaderboard as the Dagster UI's Markdown preview, one table per benchmark, ranked
+    within the key it names."""
     if board.empty:
         return "No evaluated runs yet."
     parts = []
-    for (benchmark, key), group in board.groupby(GROUP_KEYS, sort=True):
+    for benchmark, runs in board.groupby("benchmark", sort=True):
+        first = runs.iloc[0]
+        group = runs.sort_values(["ranked", "rank", "run_key"], ascending=[False, True, True])
         parts += [
-            f"**{benchmark}** (comparability key `{key}`)",
+            f"**{benchmark}** ranked within comparability key `{first['ranking_key']}`: judge "
+            f"{first['ranking_choice']}",
             "",
-            "| rank | framework | run | Final | Adjusted Final | 95 % CI | not ranked because |",
-            "|---|---|---|---|---|---|---|",
+            "| rank | framework | run | judge | Final | Adjusted Final | 95 % CI | "
+            "not ranked because |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         parts += [
-            f"| {_cell(r.rank)} | {r.framework} | {r.run_key} | {_cell(r.final)} | "
-            f"{_cell(r.adjusted_final)} | [{_cell(r.final_ci_low)}, {_cell(r.final_ci_high)}] | "
+            f"| {_cell(r.rank)} | {r.framework} | {r.run_key} | {r.judge_name} | "
+            f"{_cell(r.final)} | {_cell(r.adjusted_final)} | "
+            f"[{_cell(r.final_ci_low)}, {_cell(r.final_ci_high)}] | "
             f"{r.not_ranked_reason if isinstance(r.not_ranked_reason, str) else ''} |"
             for r in group.itertuples(index=False)
         ]
@@ -263,6 +301,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
 
 @dg.asset(io_manager_key=IO, group_name="ranking", kinds=KINDS)
 def leaderboard(
+    evalflow: EvalflowResource,
     final_score: pd.DataFrame,
     run_manifest: pd.DataFrame,
     elo_bootstrap: pd.DataFrame,
@@ -273,9 +312,11 @@ def leaderboard(
     scoring_run_1: pd.DataFrame,
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
+    report: pd.DataFrame,
 ) -> dg.Output:
     """Ranked runs with Final CI, noise flag, rating ± CI, costs, the Pareto frontier and
-    the proven/unproven absence counts."""
+    the proven/unproven absence counts; per benchmark within one comparability key."""
+    picked = chosen_results(final_score, run_manifest, evalflow.ranking_judge())
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
     board = build_leaderboard(
         final_score,
@@ -284,7 +325,19 @@ def leaderboard(
         final_uncertainty,
         final_pair,
         judge_cost,
-        absences(majority_vote, verdicts),
+        absences(
+            keep(majority_vote, picked, chosen_only=False),
+            keep(verdicts, picked, chosen_only=False),
+        ),
+        picked,
+        report,
     )
-    metadata = {"preview": dg.MetadataValue.md(leaderboard_markdown(board))}
+    choices = board.drop_duplicates("benchmark")[["benchmark", "ranking_key", "ranking_choice"]]
+    metadata = {
+        "preview": dg.MetadataValue.md(leaderboard_markdown(board)),
+        "ranked_by": dg.MetadataValue.json(
+            {r.benchmark: {"key": r.ranking_key, "judge": r.ranking_choice}
+             for r in choices.itertuples(index=False)}
+        ),
+    }  # fmt: skip
     return dg.Output(board, metadata={**table_metadata("leaderboard", board), **metadata})

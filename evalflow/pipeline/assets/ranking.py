@@ -8,9 +8,10 @@
 - `leaderboard_plots`: rating forest plot, Final-vs-cost Pareto plot with CI bars, per-story
   and per-AC heat maps (PNG and SVG) per ranking group, and each group's static HTML page.
 A ranking group is one benchmark and one comparability key (baseline hash, judge id, judge
-model, prompt version: `evalflow.io.evaluation.comparability`); only runs the leaderboard
-ranks enter (`rankable_runs`: complete and current — an undetermined Final is never a
-rating).
+model, prompt version: `evalflow.io.evaluation.comparability`): the one key each benchmark
+is ranked within (`evalflow.domain.ranking.judge_choice`, as the leaderboard chooses it);
+only the results of that key that the leaderboard ranks enter (`rankable_runs`: complete
+and current — an undetermined Final is never a rating).
 Every asset returns its contract's empty frame when nothing is rankable.
 """
 
@@ -21,6 +22,7 @@ import pandas as pd
 
 from evalflow.domain.ranking.bootstrap import rate
 from evalflow.domain.ranking.final_uncertainty import final_uncertainty as simulate
+from evalflow.domain.ranking.judge_choice import chosen_results, keep
 from evalflow.domain.ranking.matches import form_matches
 from evalflow.domain.ranking.pareto import pareto_frontier
 from evalflow.domain.rollup import PRIORITY_WEIGHTS
@@ -53,11 +55,25 @@ def _output(table: str, frame: pd.DataFrame, metadata: dict | None = None, **fie
     return dg.Output(frame, metadata={**table_metadata(table, frame), **(metadata or {})}, **fields)
 
 
+def ranked_results(
+    evalflow: EvalflowResource, final_score: pd.DataFrame, run_manifest: pd.DataFrame
+) -> pd.DataFrame:
+    """Per run, its result of its benchmark's ranking key (`judge_choice.chosen_results`)."""
+    return chosen_results(final_score, run_manifest, evalflow.ranking_judge())
+
+
 @dg.asset(io_manager_key=IO, group_name=GROUP, kinds=KINDS)
 def elo_bootstrap(
-    ac_score: pd.DataFrame, final_score: pd.DataFrame, run_manifest: pd.DataFrame
+    evalflow: EvalflowResource,
+    ac_score: pd.DataFrame,
+    final_score: pd.DataFrame,
+    run_manifest: pd.DataFrame,
 ) -> dg.Output:
     """Bradley–Terry and Elo ratings per ranking group with seeded 500-sample bootstrap CIs."""
+    picked = ranked_results(evalflow, final_score, run_manifest)
+    ac_score, final_score, run_manifest = (
+        keep(frame, picked) for frame in (ac_score, final_score, run_manifest)
+    )
     parts, left_out = [], []
     scores_by_group = _ac_scores(ac_score, final_score, run_manifest).groupby(GROUP_KEYS, sort=True)
     for (benchmark, key), scores in scores_by_group:
@@ -111,12 +127,17 @@ def _check_votes(
     },
 )
 def final_uncertainty(
+    evalflow: EvalflowResource,
     majority_vote: pd.DataFrame,
     ac_score: pd.DataFrame,
     final_score: pd.DataFrame,
     run_manifest: pd.DataFrame,
 ) -> tuple[dg.Output, dg.Output]:
     """Monte Carlo of Final from each check's k-run disagreement (2,000 seeded draws)."""
+    picked = ranked_results(evalflow, final_score, run_manifest)
+    majority_vote, ac_score, final_score, run_manifest = (
+        keep(frame, picked) for frame in (majority_vote, ac_score, final_score, run_manifest)
+    )
     ranked = run_manifest[run_manifest["run_key"].isin(rankable_runs(final_score, run_manifest))]
     runs, pairs = [], []
     if not ranked.empty:
@@ -150,7 +171,6 @@ def leaderboard_plots(
     story_score: pd.DataFrame,
     ac_score: pd.DataFrame,
     gates: pd.DataFrame,
-    report: pd.DataFrame,
 ) -> dg.Output:
     """Forest plot of ratings, Final-vs-cost Pareto plot, per-story and per-AC heat maps (PNG
     + SVG) per ranking group, and the group's static HTML page (leaderboard with CI bars, AC ×
@@ -159,7 +179,17 @@ def leaderboard_plots(
     workdir = evalflow.get_warehouse().workdir
     root = workdir / "plots"
     rows, pages = [], {}
-    for (benchmark, key), group in leaderboard.groupby(GROUP_KEYS, sort=True):
+    # Each run's result on the leaderboard (of its benchmark's ranking key, or its own).
+    listed = leaderboard[["run_key", "judge_name"]]
+    story_score, ac_score = (
+        frame.merge(listed, on=["run_key", "judge_name"], how="inner")[list(frame.columns)]
+        for frame in (story_score, ac_score)
+    )
+    for (benchmark, key), runs in leaderboard.groupby(
+        ["benchmark", "ranking_key"], sort=True, dropna=False
+    ):
+        # The ranking key's rows first: the page names its judge from the first row.
+        group = runs.sort_values("comparability_key", key=lambda k: k != key, kind="stable")
         board = group[group["ranked"].astype(bool)]
         omitted = group.loc[~group["ranked"].astype(bool), "run_key"].astype(str).tolist()
         out_dir = root / str(benchmark) / str(key)
@@ -203,7 +233,7 @@ def leaderboard_plots(
             for name, f in made.items()
         ]  # fmt: skip
         pages[f"{benchmark}/{key}"] = board_page(
-            workdir / "reports" / str(benchmark), group, ac_score, gates, report, made
+            workdir / "reports" / str(benchmark), group, ac_score, gates, made
         )
     frame = pd.DataFrame(rows, columns=columns("leaderboard_plots"))
     # The plots as images in the asset's page (Markdown with the PNG inline: Dagster has no
@@ -223,16 +253,15 @@ def board_page(
     group: pd.DataFrame,
     ac_score: pd.DataFrame,
     gates: pd.DataFrame,
-    report: pd.DataFrame,
     made: dict[str, plots.PlotFiles],
 ) -> Path:
     """Write one ranking group's HTML page beside its runs' reports; returns its path."""
     first = group.iloc[0]
-    reports = report.set_index("run_key")["report_path"] if len(report) else pd.Series()
     runs = []
     for row in group.to_dict("records"):
         key = row["run_key"]
-        page = Path(str(reports[key])).with_suffix(".html").name if key in reports else None
+        report = row.get("report_path")
+        page = Path(str(report)).with_suffix(".html").name if isinstance(report, str) else None
         runs.append(
             html.BoardRun(
                 board=row,

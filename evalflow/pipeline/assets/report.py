@@ -23,6 +23,7 @@ from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports.html import render_run_html
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
 from evalflow.storage import history
+from evalflow.storage.warehouse import judge_file
 
 REPORT_TABLE = "report"
 
@@ -108,13 +109,15 @@ def report(
     text = render_report(inputs)
     page = render_run_html(inputs)
     warehouse = evalflow.get_warehouse()
+    judge = str(m["judge_name"])
     previous = None
-    if warehouse.has(REPORT_TABLE, m["run_key"]):
-        previous = str(warehouse.read(REPORT_TABLE, m["run_key"])["report_file"].iloc[0])
+    if warehouse.has(REPORT_TABLE, m["run_key"], judge):
+        previous = str(warehouse.read(REPORT_TABLE, m["run_key"], judge)["report_file"].iloc[0])
     folder = warehouse.workdir / "reports" / str(m["benchmark"])
-    path, digest = write_report(
-        folder, previous, report_filename(bench.prd, m["run_key"]), text, page
-    )
+    # One report per run and judge: another judge's report of the run stays beside it.
+    name = report_filename(bench.prd, m["run_key"]).removesuffix(".md")
+    name = f"{name}.{judge_file(judge).removesuffix('.parquet')}.md"
+    path, digest = write_report(folder, previous, name, text, page)
     _record_in_ledger(
         warehouse.workdir,
         m,

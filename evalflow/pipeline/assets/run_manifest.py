@@ -47,6 +47,7 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
     row = {
         "run_key": prepared.run_key,
         "fingerprint": fingerprint(prepared, judge),
+        "judge_name": evalflow.judge_name(m.judge),
         "benchmark": m.benchmark,
         "framework": m.framework,
         "run": m.run,

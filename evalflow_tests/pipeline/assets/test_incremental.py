@@ -88,7 +88,7 @@ def test_unchanged_rerun_executes_nothing(evaluated) -> None:
 def test_only_the_stale_assets_run(evaluated) -> None:
     root, _ = evaluated
     wh = Warehouse(str(root))
-    part = root / wh.part_path("report", KEY)
+    part = root / wh.part_path("report", KEY, "heuristic")
     saved = wh.read("report", KEY)["content_sha256"].iloc[0]
     part.unlink()
     steps = executed_steps(root)
@@ -244,7 +244,8 @@ def test_materialisations_carry_dagster_metadata(evaluated) -> None:
     assert report["preview"].value.startswith("# Evaluation report — good on mini")
     board = latest(root, "leaderboard").metadata
     assert board["dagster/row_count"].value == 1
-    assert "| 1 | good | mini.good.r1 | 1.00 |" in board["preview"].value
+    assert "| 1 | good | mini.good.r1 | heuristic | 1.00 |" in board["preview"].value
+    assert board["ranked_by"].value["mini"]["judge"] == "heuristic (most runs: 1 of 1 runs)"
     plots = latest(root, "leaderboard_plots").metadata
     images = [v.value for k, v in plots.items() if k.endswith(("story_heatmap", "ac_heatmap"))]
     assert len(images) == 2 and all(i.startswith("![") and "base64," in i for i in images)
@@ -266,3 +267,37 @@ def test_rank_inputs_change_with_the_ledger_and_the_suites(evaluated, monkeypatc
     finally:
         shutil.rmtree(suites)
     assert rank_inputs_version(inst, wh) == version
+
+
+# Last in the module: it adds a second judge's result to the shared evaluation.
+def test_a_second_judge_keeps_the_first_ones_result_side_by_side(evaluated, tmp_path) -> None:
+    """`score --judge labels` after the heuristic keeps the heuristic's parts; scoring with the
+    heuristic again does not reuse the labels' results and rewrites only its own parts; an
+    unchanged rerun with the same judge then runs nothing."""
+    from evalflow.storage.catalog import query
+
+    root, _ = evaluated
+    wh = Warehouse(str(root))
+    heuristic = wh.read("final_score", KEY, "heuristic")
+    labels = tmp_path / "labels.yaml"
+    labels.write_text("verdicts: []\n", encoding="utf-8")  # every check UNSCORED
+    choice = orchestrate.JudgeChoice("labels", labels=labels)
+    outcomes = orchestrate.materialize(str(root), [KEY], judge=choice)
+    assert all(o.success and not o.skipped for o in outcomes), outcomes
+    assert wh.judges("final_score", KEY) == ["heuristic", "labels"]
+    assert wh.read("final_score", KEY, "heuristic").equals(heuristic)
+    assert not bool(wh.read("final_score", KEY, "labels")["complete"].iloc[0])
+    _, rows = query(wh, "SELECT judge_name, complete FROM final_score ORDER BY judge_name")
+    assert rows == [("heuristic", True), ("labels", False)]
+    _, board = query(wh, "SELECT judge_name, ranked, ranking_choice FROM leaderboard")
+    assert board == [("heuristic", True, "heuristic (most runs: 1 of 1 runs)")]
+
+    labels_parts = {
+        p: p.read_bytes() for p in root.glob("*/run_key=*/labels.parquet") if p.parent.exists()
+    }
+    outcomes = orchestrate.materialize(str(root), [KEY])  # the heuristic again
+    assert not outcomes[0].skipped  # not B's (labels') results reused for A
+    assert {p: p.read_bytes() for p in labels_parts} == labels_parts
+    assert wh.read("final_score", KEY, "heuristic").equals(heuristic)
+    again = orchestrate.materialize(str(root), [KEY])
+    assert again[0].skipped

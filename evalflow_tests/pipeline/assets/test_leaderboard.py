@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from evalflow.domain.ranking.judge_choice import chosen_results
 from evalflow.pipeline.assets.leaderboard import (
     absences,
     build_leaderboard,
@@ -14,9 +15,11 @@ from evalflow.pipeline.assets.leaderboard import (
     rankable_runs,
 )
 from evalflow.pipeline.assets.ranking import elo_bootstrap, final_uncertainty
+from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.tables import columns
 
 KEY_H, KEY_C = "heuristic-key", "claude-key"
+JUDGE = {KEY_H: "heuristic", KEY_C: "anthropic"}
 
 
 def final_row(run_key: str, final: float | None, key: str = KEY_H, **extra) -> dict:
@@ -24,6 +27,7 @@ def final_row(run_key: str, final: float | None, key: str = KEY_H, **extra) -> d
     return {
         "run_key": run_key,
         "fingerprint": f"fp-{run_key}",
+        "judge_name": JUDGE[key],
         "sum_w": 5,
         "final_value": final,
         "final": final,
@@ -50,6 +54,7 @@ def manifest_row(run_key: str, key: str = KEY_H, fingerprint: str | None = None)
     return {
         "run_key": run_key,
         "fingerprint": fingerprint or f"fp-{run_key}",
+        "judge_name": JUDGE[key],
         "benchmark": "b",
         "framework": framework,
         "framework_cost_usd": None,
@@ -64,7 +69,9 @@ def empty(table: str) -> pd.DataFrame:
     return pd.DataFrame(columns=columns(table))
 
 
-def board(finals: list[dict], manifests: list[dict]) -> pd.DataFrame:
+def board(
+    finals: list[dict], manifests: list[dict], picked: pd.DataFrame | None = None
+) -> pd.DataFrame:
     return build_leaderboard(
         pd.DataFrame(finals),
         pd.DataFrame(manifests),
@@ -73,6 +80,7 @@ def board(finals: list[dict], manifests: list[dict]) -> pd.DataFrame:
         empty("final_pair"),
         empty("judge_cost"),
         absences(empty("majority_vote"), empty("scoring_run_1")),
+        picked,
     )
 
 
@@ -90,13 +98,41 @@ def test_incomplete_runs_are_listed_below_the_ranked_ones_without_a_rank() -> No
     assert not blind["on_frontier"] and pd.isna(blind["within_noise_of_next"])
 
 
-def test_runs_of_different_judges_get_ranks_of_their_own() -> None:
+def test_a_benchmark_is_ranked_within_the_key_covering_the_most_runs() -> None:
+    """A run scored by another judge only is listed, not ranked, and says whose result the
+    benchmark is ranked by (one comparability key per benchmark, named on every row)."""
     out = board(
         [final_row("b.a.r1", 0.5), final_row("b.c.r1", 0.7), final_row("b.x.r1", 0.9, KEY_C)],
         [manifest_row("b.a.r1"), manifest_row("b.c.r1"), manifest_row("b.x.r1", KEY_C)],
     )
     ranks = {(r.comparability_key, r.run_key): r.rank for r in out.itertuples()}
-    assert ranks == {(KEY_C, "b.x.r1"): 1, (KEY_H, "b.c.r1"): 1, (KEY_H, "b.a.r1"): 2}
+    assert ranks[(KEY_H, "b.c.r1")] == 1 and ranks[(KEY_H, "b.a.r1")] == 2
+    assert pd.isna(ranks[(KEY_C, "b.x.r1")])
+    assert set(out["ranking_key"]) == {KEY_H}
+    assert set(out["ranking_choice"]) == {"heuristic (most runs: 2 of 3 runs)"}
+    other = out.set_index("run_key").loc["b.x.r1"]
+    assert other["not_ranked_reason"] == (
+        "no result of the ranking judge heuristic: scored by anthropic only"
+    )
+    assert other["final"] == 0.9  # its own judge's result, listed
+
+
+def test_two_judges_of_one_run_rank_by_the_chosen_or_the_named_judge() -> None:
+    finals = [
+        final_row("b.a.r1", 0.5), final_row("b.c.r1", 0.7),
+        final_row("b.a.r1", 0.8, KEY_C),
+    ]  # fmt: skip
+    manifests = [manifest_row("b.a.r1"), manifest_row("b.c.r1"), manifest_row("b.a.r1", KEY_C)]
+    out = board(finals, manifests)
+    assert out["run_key"].tolist() == ["b.c.r1", "b.a.r1"]  # one row per run
+    assert out["judge_name"].tolist() == ["heuristic", "heuristic"]
+    assert out["final"].tolist() == [0.7, 0.5]
+    pinned = chosen_results(pd.DataFrame(finals), pd.DataFrame(manifests), "anthropic")
+    out = board(finals, manifests, pinned)
+    by_run = out.set_index("run_key")
+    assert by_run.loc["b.a.r1", "judge_name"] == "anthropic" and by_run.loc["b.a.r1", "rank"] == 1
+    assert by_run.loc["b.c.r1", "not_ranked_reason"].startswith("no result of the ranking judge")
+    assert set(out["ranking_choice"]) == {"anthropic (named: 1 of 2 runs)"}
 
 
 def test_a_score_older_than_its_manifest_is_not_ranked() -> None:
@@ -113,12 +149,13 @@ def test_empty_frames_give_empty_tables() -> None:
         absences(empty("majority_vote"), empty("scoring_run_1")),
     ).empty  # fmt: skip
     ratings = elo_bootstrap(
-        ac_score=empty("ac_score"), final_score=empty("final_score"),
+        evalflow=EvalflowResource(), ac_score=empty("ac_score"), final_score=empty("final_score"),
         run_manifest=empty("run_manifest"),
     ).value  # fmt: skip
     assert ratings.empty and list(ratings.columns) == columns("elo_bootstrap")
     runs, pairs = (out.value for out in final_uncertainty(
-        majority_vote=empty("majority_vote"), ac_score=empty("ac_score"),
+        evalflow=EvalflowResource(), majority_vote=empty("majority_vote"),
+        ac_score=empty("ac_score"),
         final_score=empty("final_score"), run_manifest=empty("run_manifest"),
     ))  # fmt: skip
     assert runs.empty and list(runs.columns) == columns("final_uncertainty")
@@ -147,14 +184,16 @@ def test_judge_cost_and_the_leaderboard_count_plugineval() -> None:
             "cache_write_tokens": 0}  # fmt: skip
     verdicts = pd.DataFrame(
         [
-            {"run_key": "b.a.r1", "run": run, "judge_id": "anthropic:claude-x", "check_id": c,
+            {"run_key": "b.a.r1", "judge_name": "anthropic", "run": run,
+             "judge_id": "anthropic:claude-x", "check_id": c,
              "api_calls": 1, "cost_usd": 0.175, "spent_usd": 0.175, **sums}
             for run in (1, 2, 3) for c in ("S1-AC1-I1", "S1-AC1-T1")
         ]
     )  # fmt: skip
     plugin = pd.DataFrame(
         [
-            {"run_key": "b.a.r1", "skill": s, "api_calls": 3, "cost_usd": 0.285,
+            {"run_key": "b.a.r1", "judge_name": "anthropic", "skill": s, "api_calls": 3,
+             "cost_usd": 0.285,
              "spent_usd": 0.285, **sums}
             for s in ("one", "two")
         ]
@@ -179,9 +218,11 @@ def test_judge_cost_and_the_leaderboard_count_plugineval() -> None:
 
 def test_plugineval_spend_of_parts_written_before_it_was_recorded_is_null() -> None:
     # Old plugin_judge parts read the spend columns as NULL: unmeasured, never $0.
-    plugin = pd.DataFrame({"run_key": ["b.a.r1"], "skill": ["one"]}).reindex(
-        columns=["run_key", "skill", "api_calls", "cost_usd", "spent_usd", "input_tokens",
-                 "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+    plugin = pd.DataFrame(
+        {"run_key": ["b.a.r1"], "judge_name": ["anthropic"], "skill": ["one"]}
+    ).reindex(
+        columns=["run_key", "judge_name", "skill", "api_calls", "cost_usd", "spent_usd",
+                 "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
     )  # fmt: skip
     manifest = pd.DataFrame([manifest_row("b.a.r1", KEY_C)])
     cost = judge_costs(pd.DataFrame(), manifest, plugin)
