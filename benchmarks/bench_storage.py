@@ -37,6 +37,7 @@ def verdicts(rows: int) -> pd.DataFrame:
             "fingerprint": "f" * 64,
             "benchmark": "bench",
             "framework": "fw",
+            "judge_name": "heuristic",
             "check_id": [f"C{i:06d}" for i in range(rows)],
             "run": 1,
             "status": rng.choice(["MET", "UNMET", "UNSCORED"], rows),

@@ -10,7 +10,7 @@ from typing import Union, get_args, get_origin
 import pandas as pd
 
 from evalflow.storage.tables import TABLES
-from evalflow.storage.warehouse import Warehouse
+from evalflow.storage.warehouse import Warehouse, judge_name_of
 
 _DEFAULTS = {str: "", int: 0, float: 0.0, bool: False}
 
@@ -66,18 +66,24 @@ def suite_runs(judges: dict[str, str] | None = None) -> list[dict]:
 def write_suite_warehouse(root: Path, runs: list[dict]) -> None:
     """leaderboard, ac_score (3 ACs per run), empty majority_vote and run_manifest."""
     wh = Warehouse(str(root))
+    # Each run's one result, under the judge its judge_id names.
+    runs = [
+        {**run, "judge_name": judge_name_of(run.get("judge_id") or "heuristic")} for run in runs
+    ]
     board = [{k: v for k, v in run.items() if k != "level"} for run in runs]
     wh.write("leaderboard", contract_frame("leaderboard", board))
     for run in runs:
+        judge = run["judge_name"]
         acs = [
-            {"run_key": run["run_key"], "story_id": "S1", "ac_id": f"S1-AC{i}", "priority": "P0",
-             "weight": 3, "scored": True, "ac_score": round(min(1.0, run["level"] - 0.1 * i), 2)}
+            {"run_key": run["run_key"], "judge_name": judge, "story_id": "S1",
+             "ac_id": f"S1-AC{i}", "priority": "P0", "weight": 3, "scored": True,
+             "ac_score": round(min(1.0, run["level"] - 0.1 * i), 2)}
             for i in range(3)
         ]  # fmt: skip
         wh.write("ac_score", contract_frame("ac_score", acs), run["run_key"])
-        wh.write("majority_vote", contract_frame("majority_vote", []), run["run_key"])
+        wh.write("majority_vote", contract_frame("majority_vote", []), run["run_key"], judge)
         manifest = contract_frame("run_manifest", [])
-        wh.write("run_manifest", manifest, run["run_key"])
+        wh.write("run_manifest", manifest, run["run_key"], judge)
 
 
 def write_suite_file(folder: Path, name: str = "s", extra: str = "") -> Path:

@@ -422,8 +422,17 @@ def _ranking_text(r: dict) -> str:
 def _compact_title(r: dict) -> str:
     return (
         f"Leaderboard — {r['benchmark']} · ranked within: baseline {r['baseline_sha256'][:12]}, "
-        f"judge {_ranking_text(r)}"
+        f"judge {_judge_text(r)}"
     )
+
+
+def _choice_note(r: dict) -> list[str]:
+    """The compact view's note on the one judge the benchmark is ranked by (the title keeps
+    to 100 columns)."""
+    choice = r.get("ranking_choice")
+    if not choice:
+        return []
+    return [f"{r['benchmark']} ranked by judge {choice}; another judge: --judge NAME."]
 
 
 def _group_title(r: dict) -> str:
@@ -461,7 +470,7 @@ def _print_leaderboard(
         if output == "table" and not wide:
             headers, table, unranked = _compact_rows(columns, group)
             emit_table(headers, table, title=_compact_title(first), compact=True)
-            notes += unranked
+            notes += _choice_note(first) + unranked
             continue
         headers, table = _leaderboard_rows(columns, group)
         if output == "md":

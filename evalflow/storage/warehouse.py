@@ -140,7 +140,7 @@ class Warehouse:
             names = set(frame[JUDGE_COLUMN]) if JUDGE_COLUMN in frame else set()
             if judge is None and len(names) == 1:
                 judge = str(next(iter(names)))
-            if judge is None or names - {judge}:
+            if not judge or names - {judge}:
                 raise ValueError(
                     f"table {table!r} holds one part per judge: rows of {sorted(names)} "
                     f"cannot be written as judge {judge!r}"

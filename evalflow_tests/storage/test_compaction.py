@@ -151,3 +151,29 @@ def test_a_corrupt_part_is_not_compacted_and_the_read_reports_it(tmp_path: Path)
     assert compaction.compact(wh, threshold=1) == []
     with pytest.raises(InputError, match="cannot be read"):
         _rows(wh)
+
+
+def test_parts_of_several_judges_per_run_compact_and_a_rescore_wins(tmp_path: Path) -> None:
+    """A judge-dependent table holds one part per run and judge: compaction keeps each."""
+    wh = Warehouse(str(tmp_path / "wh"))
+    for r in range(3):
+        for judge in ("heuristic", "labels"):
+            frame = pd.DataFrame({"run_key": [f"k{r}"], "judge_name": [judge], "x": [r]})
+            wh.write("t", frame, f"k{r}")
+            (wh.workdir / "t" / f"run_key=k{r}" / "part.parquet").rename(
+                wh.workdir / "t" / f"run_key=k{r}" / f"{judge}.parquet"
+            )
+    sql = "SELECT run_key, judge_name, x FROM t ORDER BY 1, 2"
+    before = _rows(wh, sql)
+    assert len(before) == 6
+    assert compaction.compact(wh, threshold=1) == ["t"]
+    assert compaction.source(wh, "t") is not None and _rows(wh, sql) == before
+    rescored = pd.DataFrame({"run_key": ["k1"], "judge_name": ["labels"], "x": [-1]})
+    wh.write("t", rescored, "k1")
+    (wh.workdir / "t" / "run_key=k1" / "part.parquet").replace(
+        wh.workdir / "t" / "run_key=k1" / "labels.parquet"
+    )
+    after = _rows(wh, sql)
+    assert ("k1", "labels", -1) in after and ("k1", "heuristic", 1) in after and len(after) == 6
+    shutil.rmtree(wh.workdir / "t" / COMPACT_DIR)
+    assert _rows(wh, sql) == after

@@ -92,3 +92,74 @@ def test_a_part_older_than_a_contract_column_reads_it_as_null(tmp_path: Path) ->
     pq.write_table(pa.table({"run_key": ["b.f.r1"], "skill": ["s"]}), part)
     frame = warehouse.read("plugin_judge")
     assert frame["cost_usd"].isna().all() and frame["skill"].tolist() == ["s"]
+
+
+def _judged(table: str, run_key: str, judge: str, value: float) -> pd.DataFrame:
+    """A one-row frame of a judge-dependent table (every contract column set)."""
+    from evalflow_tests.suite_tables import contract_frame
+
+    row = {"run_key": run_key, "fingerprint": f"fp-{judge}", "judge_name": judge}
+    if table == "run_manifest":
+        row |= {"judge_id": judge, "benchmark": "b", "framework": "f", "run": "r1"}
+    else:
+        row |= {"final_lower": value, "final_upper": value}
+    return contract_frame(table, [row])
+
+
+def test_each_judge_of_a_run_has_its_own_part_and_rescoring_replaces_only_it(
+    tmp_path: Path,
+) -> None:
+    wh = Warehouse(str(tmp_path))
+    wh.write("run_manifest", _judged("run_manifest", "b.f.r1", "heuristic", 0), "b.f.r1")
+    wh.write("run_manifest", _judged("run_manifest", "b.f.r1", "labels", 0), "b.f.r1")
+    wh.write("t", pd.DataFrame({"run_key": ["b.f.r1"], "x": [1]}), "b.f.r1")  # no contract
+    folder = tmp_path / "run_manifest" / "run_key=b.f.r1"
+    assert sorted(p.name for p in folder.iterdir()) == ["heuristic.parquet", "labels.parquet"]
+    assert wh.judges("run_manifest", "b.f.r1") == ["heuristic", "labels"]
+    assert wh.read("run_manifest", "b.f.r1", "labels")["judge_id"].tolist() == ["labels"]
+    assert wh.has("run_manifest", "b.f.r1", "labels")
+    assert not wh.has("run_manifest", "b.f.r1", "anthropic")
+    with pytest.raises(InputError, match="judged by anthropic"):
+        wh.read("run_manifest", "b.f.r1", "anthropic")
+    again = _judged("run_manifest", "b.f.r1", "labels", 0).assign(framework="g")
+    wh.write("run_manifest", again, "b.f.r1")
+    both = wh.read("run_manifest", "b.f.r1").set_index("judge_name")["framework"]
+    assert both.to_dict() == {"heuristic": "f", "labels": "g"}
+    with pytest.raises(ValueError, match="one part per judge"):
+        wh.write("run_manifest", again, "b.f.r1", "heuristic")  # rows of another judge
+    assert (tmp_path / wh.part_path("run_manifest", "b.f.r1", "labels")).is_file()
+
+
+def test_an_old_single_part_run_reads_as_its_judges_and_moves_on_the_first_write(
+    tmp_path: Path,
+) -> None:
+    """A warehouse written before one part per judge: `part.parquet` without judge_name."""
+    import pyarrow.parquet as pq
+
+    from evalflow.storage.warehouse import _arrow
+
+    wh = Warehouse(str(tmp_path))
+    for table in ("run_manifest", "final_score"):
+        frame = _judged(table, "b.f.r1", "x", 0.5)
+        if table == "run_manifest":
+            frame["judge_id"] = "anthropic:claude-x"
+        folder = tmp_path / table / "run_key=b.f.r1"
+        folder.mkdir(parents=True)
+        pq.write_table(_arrow(table, frame).drop_columns("judge_name"), folder / "part.parquet")
+    old = wh.read("final_score", "b.f.r1")
+    assert old["judge_name"].tolist() == ["anthropic"]  # the manifest part's judge
+    assert wh.has("final_score", "b.f.r1", "anthropic")
+    assert not wh.has("final_score", "b.f.r1", "heuristic")
+    assert query(wh, "SELECT count(*) FROM final_score")[1] == [(1,)]
+    # a second judge: the old result moves to its judge's name, beside the new one
+    wh.write("final_score", _judged("final_score", "b.f.r1", "heuristic", 0.9), "b.f.r1")
+    names = sorted(p.name for p in (tmp_path / "final_score" / "run_key=b.f.r1").iterdir())
+    assert names == ["anthropic.parquet", "heuristic.parquet"]
+    assert not (tmp_path / "run_manifest" / "run_key=b.f.r1" / "part.parquet").exists()
+    assert wh.judges("run_manifest", "b.f.r1") == ["anthropic"]
+    both = wh.read("final_score", "b.f.r1").set_index("judge_name")["final_lower"]
+    assert both.to_dict() == {"anthropic": 0.5, "heuristic": 0.9}
+    refresh_catalog(wh)
+    sql = "SELECT judge_name, final_lower FROM final_score ORDER BY 1"
+    assert query(wh, sql)[1] == [("anthropic", 0.5), ("heuristic", 0.9)]
+    assert wh.migrate() == []  # nothing left to move

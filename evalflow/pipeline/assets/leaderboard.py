@@ -6,7 +6,7 @@ result and a Claude-judged one are never in one order. A run keeps one result pe
 each benchmark is ranked within ONE key (`evalflow.domain.ranking.judge_choice`: the judge
 named by `--judge` / EVALFLOW_RANK_JUDGE, else the one covering the most runs), which every
 row names (`ranking_key`, `ranking_choice`); a run without a result of that key is listed
-with its own judge's result, not ranked ("no <judge> result"). The history keeps all.
+with its own judge's result, not ranked ("other judge: no <judge> result"). The history keeps all.
 Within a group: rank by Adjusted Final when a gate failed, else Final; ties by Final, then
 run key. Beside the score: how many UNMETs are proven and how many checks are UNSCORED for
 want of a portable proof of absence, the Monte Carlo CI of Final, whether the gap to the next
@@ -227,13 +227,11 @@ def build_leaderboard(
     board["not_ranked_reason"] = board["run_key"].map(reasons)
     other = ~board["chosen"].astype(bool)
     board.loc[other, "not_ranked_reason"] = [
-        f"no {judge} result: scored by {own} only" if key is None or pd.isna(key)
-        else f"no result of the ranking judge {judge}: scored by {own} only"
-        for judge, own, key in zip(
-            board.loc[other, "ranking_judge"], board.loc[other, "judge_name"],
-            board.loc[other, "ranking_key"], strict=True,
+        f"other judge: no {judge} result, scored by {own} only"
+        for judge, own in zip(
+            board.loc[other, "ranking_judge"], board.loc[other, "judge_name"], strict=True
         )
-    ]  # fmt: skip
+    ]
     board["ranked"] = board["not_ranked_reason"].isna()
     board["effective"] = board["adjusted_final"].fillna(board["final"])
     board = board.sort_values(

@@ -12,10 +12,12 @@ class StubWarehouse:
     def __init__(self, tables: dict[str, pd.DataFrame]) -> None:
         self.tables = tables
 
-    def has(self, table: str, partition: str | None = None) -> bool:
+    def has(self, table: str, partition: str | None = None, judge: str | None = None) -> bool:
         return table in self.tables
 
-    def read(self, table: str, partition: str | None = None) -> pd.DataFrame:
+    def read(
+        self, table: str, partition: str | None = None, judge: str | None = None
+    ) -> pd.DataFrame:
         return self.tables[table]
 
 
@@ -40,16 +42,16 @@ def warehouse(reasons: list[str], *, complete: bool = False, deterministic: bool
     ],
 )
 def test_unscored_checks_an_answer_decided_are_not_evaluated_again(reasons) -> None:
-    assert not _retry_incomplete(warehouse(reasons), "p")
+    assert not _retry_incomplete(warehouse(reasons), "p", "anthropic")
 
 
 @pytest.mark.parametrize(
     "reason", ["budget stop", "API failure: HTTP 529 OverloadedError", "judge error: boom"]
 )
 def test_checks_no_answer_decided_are_resumed(reason: str) -> None:
-    assert _retry_incomplete(warehouse(["malformed answer twice: x", reason]), "p")
+    assert _retry_incomplete(warehouse(["malformed answer twice: x", reason]), "p", "anthropic")
 
 
 def test_complete_or_deterministic_runs_are_never_resumed() -> None:
-    assert not _retry_incomplete(warehouse(["budget stop"], complete=True), "p")
-    assert not _retry_incomplete(warehouse(["budget stop"], deterministic=True), "p")
+    assert not _retry_incomplete(warehouse(["budget stop"], complete=True), "p", "anthropic")
+    assert not _retry_incomplete(warehouse(["budget stop"], deterministic=True), "p", "anthropic")

@@ -112,7 +112,7 @@ def test_a_benchmark_is_ranked_within_the_key_covering_the_most_runs() -> None:
     assert set(out["ranking_choice"]) == {"heuristic (most runs: 2 of 3 runs)"}
     other = out.set_index("run_key").loc["b.x.r1"]
     assert other["not_ranked_reason"] == (
-        "no result of the ranking judge heuristic: scored by anthropic only"
+        "other judge: no heuristic result, scored by anthropic only"
     )
     assert other["final"] == 0.9  # its own judge's result, listed
 
@@ -131,7 +131,7 @@ def test_two_judges_of_one_run_rank_by_the_chosen_or_the_named_judge() -> None:
     out = board(finals, manifests, pinned)
     by_run = out.set_index("run_key")
     assert by_run.loc["b.a.r1", "judge_name"] == "anthropic" and by_run.loc["b.a.r1", "rank"] == 1
-    assert by_run.loc["b.c.r1", "not_ranked_reason"].startswith("no result of the ranking judge")
+    assert by_run.loc["b.c.r1", "not_ranked_reason"].startswith("other judge: no anthropic")
     assert set(out["ranking_choice"]) == {"anthropic (named: 1 of 2 runs)"}
 
 
