@@ -47,9 +47,9 @@ def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) 
     row = {
         "run_key": prepared.run_key,
         "fingerprint": fingerprint(prepared, judge),
-        "judge_name": evalflow.judge_name(m.judge),
         "benchmark": m.benchmark,
         "framework": m.framework,
+        "judge_name": evalflow.judge_name(m.judge),
         "run": m.run,
         "manifest_path": str(prepared.manifest_path),
         "repo": str(prepared.repo),
