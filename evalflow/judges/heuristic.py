@@ -12,7 +12,10 @@ It proves a check only through the probes the frozen baseline gives it:
   undefined name, a message in an error path (raise/throw/log text), or an outcome value that
   is only declared (enum member, module constant), the check is UNSCORED with that reason —
   never MET (the rules: `RepoScopes.disqualifier`). An UNSCORED goes to a stronger judge; a
-  false MET is the worst error a judge can make.
+  false MET is the worst error a judge can make. So is a match in a production Python file no
+  application entry point of the run imports (`evalflow.domain.reachability`; the rule is off
+  for a run without a determinable root or with dynamic imports): "evidence only in code no
+  application entry point imports".
 - A probe with no match at all proves the behaviour missing only portably (SPEC §5: one
   baseline, every implementation alike; `evalflow.domain.portability`): it spells out an
   identifier the AC fixes that occurs in no file of its kind in the run, or the baseline
@@ -63,6 +66,7 @@ from evalflow.domain.portability import (
     fixed_identifiers,
     pinned,
 )
+from evalflow.domain.reachability import UNREACHED, Reach, is_entry_config, python_reach
 from evalflow.judges.base import JudgeRequest, OfflineJudge
 from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot
@@ -78,7 +82,7 @@ from evalflow.repo.test_inventory import (
     is_unread_test_file,
 )
 
-JUDGE_VERSION = "heuristic-7"
+JUDGE_VERSION = "heuristic-8"
 _LEVEL_FAILURE = "asserted only in unit tests; an e2e test is required"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
@@ -173,6 +177,21 @@ class _Index:
         return RepoScopes({p: f.text for p, f in self.snapshot.files.items()})
 
     @cached_property
+    def reach(self) -> Reach:
+        """Which production Python files an application root imports (once per run)."""
+        files = self.snapshot.files
+        return python_reach(
+            {p: f.text for p, f in files.items() if p.endswith(".py") and p not in self.test_paths},
+            {p: f.text for p, f in files.items() if is_entry_config(p)},
+        )
+
+    def disqualifier(self, hit: _Hit) -> str | None:
+        """Why a production-code match performs nothing, or None (`RepoScopes.disqualifier`,
+        then: Python no application entry point imports)."""
+        why = self.scopes.disqualifier(hit.path, hit.line, hit.start, hit.end)
+        return why or (UNREACHED if self.reach.unreached(hit.path) else None)
+
+    @cached_property
     def _kind_texts(self) -> dict[str, str]:
         """Every file of each kind, lower case, one text per kind (absence searches)."""
         texts: dict[str, list[str]] = {"test": [], "code": [], "docs": []}
@@ -254,9 +273,7 @@ class _Index:
                 Search(pattern=pattern, scope=f"{label}: {scope_label}", hits=len(hits))
             )
             if probe is not None and files == "code":
-                reasons = [
-                    (h, self.scopes.disqualifier(h.path, h.line, h.start, h.end)) for h in hits
-                ]
+                reasons = [(h, self.disqualifier(h)) for h in hits]
                 rejected += [(h, why) for h, why in reasons if why]
                 hits = [h for h, why in reasons if not why]
             if hits:
@@ -440,10 +457,7 @@ class HeuristicJudge(OfflineJudge):
             if found.hits:
                 evidence.append(_evidence(found.hits[0]))
             elif found.rejected:
-                reasons = "; ".join(
-                    f"{hit.path}:{hit.line} {why}" for hit, why in found.rejected[:3]
-                )
-                unproven.append(f"{probe.pattern!r} matches only code that is no proof: {reasons}")
+                unproven.append(_no_proof(probe, found.rejected))
             else:
                 proof, more = self._absence(ac, check, n, index, portable, not found.out_of_reach)
                 searches += more
@@ -674,6 +688,18 @@ def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
     return why
 
 
+def _no_proof(probe: Probe, rejected: list[tuple[_Hit, str]]) -> str:
+    """Why the matches of an impl probe prove nothing: code that performs nothing (the first
+    three, with their reasons), or that no application entry point imports (its files)."""
+    unreached = sorted({hit.path for hit, why in rejected if why == UNREACHED})
+    other = [(hit, why) for hit, why in rejected if why != UNREACHED]
+    reasons = [f"{hit.path}:{hit.line} {why}" for hit, why in other[:3]]
+    if unreached:
+        more = f" and {len(unreached) - 3} more" if len(unreached) > 3 else ""
+        reasons.append(f"{UNREACHED}: {', '.join(unreached[:3])}{more}")
+    return f"{probe.pattern!r} matches only code that is no proof: {'; '.join(reasons)}"
+
+
 def _unread(paths: tuple[str, ...]) -> str:
     more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
     return (
@@ -777,7 +803,7 @@ def _impl_match(hit: _Hit, probe: Probe, index: _Index, counts: bool) -> ProbeMa
     elif scope is not None:
         in_scope = index.scopes.in_scope(hit.path, hit.line, hit.start, hit.end, scope)
     if probe.files == "code" and in_scope is not False:
-        why = index.scopes.disqualifier(hit.path, hit.line, hit.start, hit.end)
+        why = index.disqualifier(hit)
     return ProbeMatch(
         hit.path, hit.line, hit.text.strip()[:_MAX_QUOTE], hit.in_diff, counts, in_scope, why
     )

@@ -710,3 +710,30 @@ def test_the_k_scoring_runs_of_one_commit_share_one_index(make_repo) -> None:
     assert again is first
     other = HeuristicJudge()._index_for(request(load_snapshot(repo, resolve_commit(repo, "base"))))
     assert other is not first
+
+
+def test_evidence_only_in_python_no_entry_point_imports_is_unscored(make_repo) -> None:
+    app = "from fastapi import FastAPI\nfrom .ingest import ingest\napp = FastAPI()\n"
+    stub = "def ingest(url):\n    return {'paper_id': '123'}\n"
+    real = "import arxiv\n\n\ndef ingest(url):\n    return arxiv.Search(query=url)\n"
+    files = {
+        "pt/backend/__init__.py": "",
+        "pt/backend/main.py": app,
+        "pt/backend/ingest.py": stub,
+        "pt/pt/backend/__init__.py": "",
+        "pt/pt/backend/ingest.py": real,  # a nested copy nothing imports
+    }
+    check = impl(r"arxiv\.Search\(")
+    v = judge_one(make_repo, files, check)
+    assert v.status == "UNSCORED" and not v.evidence
+    assert (
+        "evidence only in code no application entry point imports: pt/pt/backend/ingest.py"
+        in v.rationale
+    )
+    # The same code once the application imports it is evidence.
+    files["pt/backend/main.py"] = app.replace(".ingest", "pt.backend.ingest")
+    assert judge_one(make_repo, files, check).status == "MET"
+    # A library (no application, no CLI, no __main__ guard): the rule does not apply.
+    del files["pt/backend/main.py"]
+    files["pt/pt/backend/__init__.py"] = "from .ingest import ingest\n"
+    assert judge_one(make_repo, files, check).status == "MET"
