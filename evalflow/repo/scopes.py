@@ -686,6 +686,8 @@ class RepoScopes:
            *configures* behaviour (`TRIAL_DAYS = 14`: the match is not inside a string) and
            a collection of allowed values (`CHANNELS = ("email", "in_app")`) are not
            affected — the latter is what a decision point validates against.
+        6. *prose*: the match lies inside a string that is a statement of its own (a
+           docstring, a bare string between statements): nothing reads it at run time.
         """
         parsed = self.parsed(path)
         if parsed is None:
@@ -696,7 +698,7 @@ class RepoScopes:
             return reason
         string = next((a for a in _ancestors(node) if a.type in _STRINGS), None)
         if string is not None:
-            return _error_message(string) or _declared_value(string)
+            return _prose(string) or _error_message(string) or _declared_value(string)
         return None
 
     def _dead_or_stub(self, node: Node) -> str | None:
@@ -767,6 +769,19 @@ def _mentions(node: Node, name: str) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def _prose(string: Node) -> str | None:
+    # A statement that is only a string (a docstring, a bare string between statements) is
+    # read by nobody at run time: it describes the behaviour, it does not perform it.
+    outer = string
+    while outer.parent is not None and outer.parent.type in _STRINGS:
+        outer = outer.parent
+    holder = outer.parent
+    if holder is not None and holder.type == "expression_statement":
+        if holder.named_child_count == 1:
+            return "prose: the match is text of a docstring or a string-only statement"
+    return None
 
 
 def _error_message(string: Node) -> str | None:

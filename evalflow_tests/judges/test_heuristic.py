@@ -421,6 +421,26 @@ pick("email")
     assert judge_one(make_repo, {"src/pick.js": js}, impl(r"in_app")).status == "UNSCORED"
 
 
+def test_a_docstring_is_no_evidence_and_the_code_below_it_is(make_repo) -> None:
+    documented = """\
+def check(node):
+    \"\"\"Report missing-raises when a function raises without documenting it.\"\"\"
+    if node.raises and not node.documented:
+        return Finding("missing-raises")
+    return None
+
+
+check(None)
+"""
+    v = judge_one(make_repo, {"app/rules.py": documented}, impl(r"missing-raises"))
+    assert v.status == "MET"
+    assert [e.ref() for e in v.evidence] == ["app/rules.py:4"]
+    only_prose = '"""The module reports missing-raises."""\n\n\ndef check(node):\n    return node\n'
+    v = judge_one(make_repo, {"app/rules.py": only_prose}, impl(r"missing-raises"))
+    assert v.status == "UNSCORED"
+    assert "docstring" in v.rationale
+
+
 def test_a_declared_outcome_value_is_unscored_but_an_allowed_set_is_not(make_repo) -> None:
     enum = 'from enum import StrEnum\n\n\nclass Status(StrEnum):\n    ACTIVE = "active"\n'
     v = judge_one(make_repo, {"app/status.py": enum}, impl(r'"active"'))
