@@ -82,7 +82,7 @@ from evalflow.repo.test_inventory import (
     is_unread_test_file,
 )
 
-JUDGE_VERSION = "heuristic-8"
+JUDGE_VERSION = "heuristic-9"
 _LEVEL_FAILURE = "asserted only in unit tests; an e2e test is required"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
