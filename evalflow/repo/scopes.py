@@ -778,9 +778,12 @@ def _prose(string: Node) -> str | None:
     while outer.parent is not None and outer.parent.type in _STRINGS:
         outer = outer.parent
     holder = outer.parent
-    if holder is not None and holder.type == "expression_statement":
-        if holder.named_child_count == 1:
-            return "prose: the match is text of a docstring or a string-only statement"
+    if (
+        holder is not None
+        and holder.type == "expression_statement"
+        and holder.named_child_count == 1
+    ):
+        return "prose: the match is text of a docstring or a string-only statement"
     return None
 
 
