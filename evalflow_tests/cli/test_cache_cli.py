@@ -101,7 +101,10 @@ def test_prune_by_prompt_version_age_and_registration(
     assert json.loads(out)[0]["removed"] == 1 and not old.exists()
 
     warehouse = Warehouse(str(root))
-    frame = pd.DataFrame([{"run_key": "mini.good.r1", "manifest_path": "/x/run.yaml"}])
+    frame = pd.DataFrame(
+        [{"run_key": "mini.good.r1", "benchmark": "mini", "framework": "good",
+          "manifest_path": "/x/run.yaml"}]
+    )  # fmt: skip
     warehouse.write(REGISTRY_TABLE, frame, "mini.good.r1")
     code, out, _ = run_cli(capsys, *args, "--unregistered-runs")
     assert json.loads(out)[0]["removed"] == 0  # every entry is of the registered run

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
@@ -102,10 +100,10 @@ def test_met_test_evidence_takes_every_agreeing_run() -> None:
     other = [{"path": TESTS_PATH, "start_line": 9, "end_line": 9}]
     verdicts = pd.DataFrame(
         [
-            {"check_id": "S1-AC1-T1", "run": 1, "status": "MET", "evidence": json.dumps(ev)},
+            {"check_id": "S1-AC1-T1", "run": 1, "status": "MET", "evidence": ev},
             {"check_id": "S1-AC1-T1", "run": 2, "status": "MET", "evidence": other},
-            {"check_id": "S1-AC1-T1", "run": 3, "status": "UNMET", "evidence": "[]"},
-            {"check_id": "S2-AC1-T1", "run": 1, "status": "MET", "evidence": json.dumps(ev)},
+            {"check_id": "S1-AC1-T1", "run": 3, "status": "UNMET", "evidence": []},
+            {"check_id": "S2-AC1-T1", "run": 1, "status": "MET", "evidence": ev},
         ]
     )
     votes = pd.DataFrame({"check_id": ["S1-AC1-T1", "S2-AC1-T1"], "majority": ["MET", "UNMET"]})
