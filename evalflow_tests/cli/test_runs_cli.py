@@ -116,7 +116,9 @@ def test_score_prints_rollup_and_writes_report(mini: Path, warehouse_dir: Path, 
     assert row["final"] == 0.36 and row["band"] == "very poor"
     report = Path(row["report_path"])
     assert report.parent == warehouse_dir / "reports" / "mini"
-    assert report.name.startswith("P0-mini-2") and report.name.endswith("-mini.partial.r1.md")
+    assert report.name.startswith("P0-mini-2") and report.name.endswith(
+        "-mini.partial.r1.heuristic.md"
+    )
     text = report.read_text()
     assert "**Final 0.36**" in text and "Σw = 3 + 2 = 5" in text
     (entry,) = read_entries(warehouse_dir / "ledger" / "ledger.jsonl")
@@ -186,7 +188,7 @@ def test_uri_warehouse_keeps_local_artifacts_in_the_workdir(
     code, out, err = run_cli(capsys, "score", str(mini / "runs" / "good.yaml"), "--json")
     assert code == 0, err
     assert json.loads(out)[0]["final"] == 1.0
-    assert (tables / "final_score" / "run_key=mini.good.r1" / "part.parquet").is_file()
+    assert (tables / "final_score" / "run_key=mini.good.r1" / "heuristic.parquet").is_file()
     assert (work / "repos" / "mini.good.r1" / ".git").is_dir()
     assert (work / "evalflow.duckdb").is_file() and not (tables / "evalflow.duckdb").exists()
     assert list((work / "reports").rglob("*.md"))
