@@ -248,6 +248,17 @@ _MEMORY = re.compile(
     r"|Cannot allocate memory|std::bad_alloc|\bMemoryError\b|\bENOMEM\b)"
 )
 _DISK = re.compile(r"(?:No space left on device|\bENOSPC\b|Disk quota exceeded|\bEDQUOT\b)")
+# The project declares an interpreter or engine version the sandbox does not have (pip's
+# Requires-Python check, uv's project requirement, npm/yarn/pnpm `engines`): evalflow cannot
+# run it here, which says nothing about the project's code.
+_TOOLCHAIN_VERSION = re.compile(
+    r"(?:requires a different Python: \S+ not in"
+    r"|incompatible with the project's Python requirement"
+    r"|No interpreter found for Python"
+    r"|the current Python version \([^)]*\) does not satisfy Python"
+    r"|\bEBADENGINE\b|The engine \"[\w-]+\" is incompatible with this module"
+    r"|ERR_PNPM_UNSUPPORTED_ENGINE)"
+)
 _PY_MODULE = re.compile(r"No module named '?([A-Za-z_][\w.]*)'?")
 _JS_MODULE = re.compile(
     r"(?:Cannot find (?:module|package) ['\"]([^'\"]+)['\"]"
@@ -349,6 +360,11 @@ def classify_failure(
             return "infra", f"out of memory: {_shorten(line)}"
         if _DISK.search(line):
             return "infra", f"disk full: {_shorten(line)}"
+        if _TOOLCHAIN_VERSION.search(line):
+            return (
+                "infra",
+                f"the project requires a toolchain version the sandbox lacks: {_shorten(line)}",
+            )
         if _NOT_FOUND.search(line) and not_found is None:
             not_found = line
         missing = _missing_dependency(line, known)
@@ -513,14 +529,30 @@ def _matching(paths: Collection[str], pattern: str) -> list[str]:
     return sorted(p for p in paths if fnmatch.fnmatch(p, pattern))
 
 
-def auto_setup(paths: Collection[str]) -> tuple[str, ...]:
+def dev_groups(pyproject: str | None) -> tuple[str, ...]:
+    """The PEP 735 dependency groups a test run needs (``dev``/``test``/``tests``) that the
+    project declares: where uv projects keep pytest when no uv.lock is committed."""
+    if not pyproject:
+        return ()
+    try:
+        groups = tomllib.loads(pyproject).get("dependency-groups", {})
+    except tomllib.TOMLDecodeError:
+        return ()
+    if not isinstance(groups, dict):
+        return ()
+    return tuple(g for g in ("dev", "test", "tests") if isinstance(groups.get(g), list))
+
+
+def auto_setup(paths: Collection[str], pyproject: str | None = None) -> tuple[str, ...]:
     """The standard install commands for the project files at the repository's top level.
 
     Node: package-lock.json ⇒ ``npm ci``, else pnpm-lock.yaml ⇒ pnpm, else yarn.lock ⇒ yarn.
     Python: uv.lock ⇒ ``uv sync --frozen`` (uv installed first where the host has none);
     else pyproject.toml and/or requirements*.txt ⇒ a
     venv in the clone (``.venv``) with the project installed editable (its ``dev``/``test``
-    extras when it has them) and every requirements file.
+    extras when it has them, and its dev/test dependency groups when `pyproject`, the
+    file's text, declares them: pip reads groups from 25.1 on, so it is upgraded first) and
+    every requirements file.
     """
     commands: list[str] = []
     if "package-lock.json" in paths or "npm-shrinkwrap.json" in paths:
@@ -534,11 +566,12 @@ def auto_setup(paths: Collection[str]) -> tuple[str, ...]:
         commands.append(UV_SYNC)
     elif "pyproject.toml" in paths or requirements:
         targets = ["-e '.[dev,test]'"] if "pyproject.toml" in paths else []
+        groups = dev_groups(pyproject) if "pyproject.toml" in paths else ()
+        targets += [f"--group {g}" for g in groups]
         targets += [f"-r {shlex.quote(r)}" for r in requirements]
-        commands.append(
-            f"{VENV} && .venv/bin/python -m pip install --quiet "
-            f"--disable-pip-version-check {' '.join(targets)}"
-        )
+        pip = ".venv/bin/python -m pip install --quiet --disable-pip-version-check"
+        upgrade = f" && {pip} 'pip>=25.1'" if groups else ""
+        commands.append(f"{VENV}{upgrade} && {pip} {' '.join(targets)}")
     return tuple(commands)
 
 

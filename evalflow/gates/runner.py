@@ -477,12 +477,15 @@ def gate_commands(
     return chosen
 
 
-def resolve_setup(setup: str | Sequence[str] | None, paths: Collection[str]) -> tuple[str, ...]:
-    """The exact setup commands: ``auto`` resolved from the head's top-level files."""
+def resolve_setup(
+    setup: str | Sequence[str] | None, paths: Collection[str], pyproject: str | None = None
+) -> tuple[str, ...]:
+    """The exact setup commands: ``auto`` resolved from the head's top-level files (and its
+    pyproject.toml's text, for the dependency groups to install)."""
     if setup is None:
         return ()
     if isinstance(setup, str):
-        return auto_setup(paths) if setup.strip() == rules.AUTO else (setup,)
+        return auto_setup(paths, pyproject) if setup.strip() == rules.AUTO else (setup,)
     return tuple(setup)
 
 
@@ -638,15 +641,15 @@ def prepare_context(
             where=f"root: {root}",
             fix="set root: to the run's own folder (relative to the repository top)",
         )
-    setup = resolve_setup(settings.setup, head_paths)
-    locks = {
-        name: hashlib.sha256(_blob(top, head, name, root)).hexdigest()
-        for name in lockfiles(head_paths)
-    }
     manifests = {
         name: _blob(top, head, name, root).decode("utf-8", "replace")
         for name in head_paths
         if name in ("package.json", "pyproject.toml") or fnmatch.fnmatch(name, "requirements*.txt")
+    }
+    setup = resolve_setup(settings.setup, head_paths, manifests.get("pyproject.toml"))
+    locks = {
+        name: hashlib.sha256(_blob(top, head, name, root)).hexdigest()
+        for name in lockfiles(head_paths)
     }
     extra_env = gate_env_values(settings.gate_env)
     deps = None

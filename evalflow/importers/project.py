@@ -165,7 +165,7 @@ def _setup(files: Mapping[str, str], top: list[str]) -> tuple[str | tuple[str, .
                if (not has_py and (p in _PY_MANIFESTS or p.startswith("requirements")))
                or (not has_node and p in _NODE_MANIFESTS)]  # fmt: skip
     kept = [p for p in top if p not in ignored]
-    commands = auto_setup(kept)
+    commands = auto_setup(kept, files.get("pyproject.toml"))
     if not commands:
         return None
     found = " + ".join(project_manifests(kept)) or "lockfile"

@@ -20,6 +20,7 @@ from evalflow.domain.gates import (
     command_tools,
     confirmed_failure,
     declared_dependencies,
+    dev_groups,
     failed_by_run,
     gates_frame,
     judge_against_base,
@@ -220,6 +221,35 @@ def test_resource_exhaustion_is_infra(line: str, limit_hit: str | None, needle: 
     assert needle in evidence
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR: Package 'docvet' requires a different Python: 3.11.7 not in '>=3.12'",
+        "error: The Python request from `.python-version` resolved to Python 3.11.7, which is "
+        "incompatible with the project's Python requirement: `>=3.12`",
+        "error: No interpreter found for Python >=3.13 in managed installations or search path",
+        "  ╰─▶ Because the current Python version (3.11.7) does not satisfy Python>=3.12 and "
+        "app==0.1.0 depends on Python>=3.12, we can conclude that app==0.1.0 cannot be used.",
+        "npm error code EBADENGINE",
+        'error vite@7.0.0: The engine "node" is incompatible with this module. Expected '
+        'version "^20.19.0 || >=22.12.0". Got "20.11.0"',
+        " ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js version)",
+    ],
+)
+def test_a_toolchain_older_than_the_project_declares_is_infra(line: str) -> None:
+    """docvet (BMAD v6) requires Python >= 3.12; a 3.11 sandbox is evalflow's limit, not a ✗."""
+    category, evidence = _classify(["Obtaining file:///work/clone", line])
+    assert category == "infra"
+    assert evidence.startswith("the project requires a toolchain version the sandbox lacks")
+
+
+def test_a_test_that_mentions_python_versions_is_still_the_projects_failure() -> None:
+    category, _ = _classify(
+        ["FAILED tests/test_cli.py::test_version - assert 'Python 3.12' in 'Python 3.11.7'"]
+    )
+    assert category == "failed"
+
+
 def test_timeouts_silent_is_infra_with_output_is_a_failure() -> None:
     assert _classify([], exit_code=-9, timed_out=True, limit_hit="wall time") == (
         "infra",
@@ -361,6 +391,24 @@ def test_auto_setup_presets() -> None:
     assert both[0] == NPM_CI
     assert "venv" in both[1]
     assert auto_setup(["README.md", "main.go"]) == ()
+
+
+def test_auto_setup_installs_the_dev_dependency_groups_a_pyproject_declares() -> None:
+    """docvet keeps pytest in `[dependency-groups] dev` (uv's default): without the group the
+    unit gate has no pytest and can never run."""
+    pyproject = (
+        '[project]\nname = "x"\n[dependency-groups]\ndev = ["pytest>=9"]\ndocs = ["mkdocs"]\n'
+    )
+    (python,) = auto_setup(["pyproject.toml"], pyproject)
+    assert python.startswith("python -m venv .venv && .venv/bin/python -m pip install")
+    assert "'pip>=25.1' && " in python  # pip reads groups from 25.1 on
+    assert python.endswith("-e '.[dev,test]' --group dev")
+    assert "docs" not in python
+    # No groups, or an unreadable pyproject: the plain install, pip as the venv has it.
+    for text in ('[project]\nname = "x"\n', "not = [toml", None):
+        (plain,) = auto_setup(["pyproject.toml"], text)
+        assert "pip>=25.1" not in plain and "--group" not in plain
+    assert dev_groups('[dependency-groups]\ntest = ["pytest"]\ntests = "x"\n') == ("test",)
 
 
 def test_lockfiles_key_the_caches() -> None:
