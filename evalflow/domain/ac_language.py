@@ -5,9 +5,11 @@ two never disagree on what an AC says: its Given/When/Then parts, its observable
 its clauses (`split_clauses`: at "; AND", a joined BMAD "And", and an "and" that opens a
 clause — its subject carried when the source leaves it out; never inside parentheses,
 brackets, quotes, code or a dash aside), whether it is English at all (`non_english`),
-the named fields of an emitted/returned/persisted artefact (conjunction/payload rule), its
-alternatives — in a clause, or in the Given as independent paths — and whether the product
-controls the choice (disjunction rule), an
+the named fields of an emitted/returned/persisted/listed artefact (conjunction/payload
+rule; a list of quoted or code items, or of a modal's verb phrases, is one clause per item),
+its alternatives — in a clause, or in the Given as independent paths; not two outcomes of
+one presenting verb ("shows 0 or disappears"), an "or" in a condition or in a message's
+wording — and whether the product controls the choice (disjunction rule), an
 asynchronous ingress (wiring rule), outcome wording (T-outcome) and the test level the fixed
 policy demands. Pure, deterministic regular-expression work on text evalflow itself holds.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 Level = Literal["unit", "e2e", "both"]
@@ -33,12 +36,17 @@ _PROSE_WHEN = re.compile(r"^(?:when|whenever|if|once)\s+([^,]+),\s*(.+)$", re.IG
 _ARTEFACT = re.compile(
     r"\b(emits?|emitted|returns?|returned|responds?|response|body|sends?|sent|persists?|"
     r"persisted|stores?|stored|saves?|saved|publishes?|published|payload|event|message|"
-    r"record|row|notification|table)\b",
+    r"record|row|notification|table|result|listed)\b",
     re.IGNORECASE,
 )
-_FIELDS = re.compile(
-    r"\b(?:with|including|containing|carrying|linked\s+to|that\s+(?:has|have|carries|includes))\s+"
-    r"(?P<list>[^.;]+)",
+# The artefact words that are nouns; a verb ("returned", "listed") names no artefact itself.
+_ARTEFACT_NOUN = re.compile(
+    r"(?:response|body|payload|event|message|record|row|notification|table|result)s?",
+    re.IGNORECASE,
+)
+_CONNECTOR = re.compile(
+    r"\b(?:with|including|containing|carrying|reporting|linked\s+to|"
+    r"that\s+(?:has|have|carries|includes))\s+",
     re.IGNORECASE,
 )
 _STATUS_CODE = re.compile(r"^(?:a\s+|an\s+|the\s+)?(?:status\s+)?[1-5]\d\d\b", re.IGNORECASE)
@@ -105,7 +113,10 @@ _FINITE = re.compile(
     r"require|identify|suggest|define|provide|use|allow|disable|enable|ensure|support|"
     r"persist|display|show|return|send|create|reject|remove|delete|update|emit|store|save|"
     r"prevent|redirect|render|record|keep|remain|stay|log|notify|grant|publish|write|"
-    rf"{BEHAVIOUR_VERBS})\b",
+    r"understand|include|yield|"
+    rf"{BEHAVIOUR_VERBS})\b"
+    # A contracted "is" ("it's removed and the totals update"): the clause has its verb.
+    r"|(?:(?<=\bit)|(?<=\bthat)|(?<=\bthere))['’]s\b",
     re.IGNORECASE,
 )
 _AUX = re.compile(
@@ -164,10 +175,22 @@ def mask_nested(text: str) -> str:
     return "".join(masked)
 
 
+_LEADING = re.compile(
+    r"(?:if|when|whenever|once|unless|where|while|for\s+(?:each|every|all|any))\b[^,;:]*?,\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
 def _subject(clause: str) -> tuple[str, str]:
     """(subject, auxiliary) of `clause`: the words before its first finite verb, and that
-    verb when it is an auxiliary ("The task is created" → ("The task", "is"))."""
+    verb when it is an auxiliary ("The task is created" → ("The task", "is")). A leading
+    condition ("if the tier is X, the system SHALL …", "for each row, it SHALL …") is part of
+    the subject: a behaviour carried to a second verb keeps its condition."""
     masked = mask_nested(clause)
+    lead = _LEADING.match(masked)
+    if lead:
+        subject, aux = _subject(clause[lead.end() :])
+        return (f"{clause[: lead.end()]}{subject}" if subject else "", aux)
     verb = _FINITE.search(masked)
     if verb and verb.start() == 0:
         # "filter state is never written": a noun that looks like a verb, then the verb.
@@ -186,13 +209,19 @@ def _subject(clause: str) -> tuple[str, str]:
         and verb.start()
     ):
         verb = _FINITE.search(masked, verb.end())  # "the filters are cleared": a noun
+    relative = verb and re.search(r"\b(?:that|which|who)\s+$", masked[: verb.start()], re.I)
+    if relative:
+        # "labels that do not meet these rules SHALL not select …": the relative clause is
+        # the subject's; the clause's own verb is the modal or auxiliary after it.
+        main = re.compile(r"\b(?:shall|must|should|will|can|may|is|are)\b", re.I)
+        verb = main.search(masked, verb.end())  # type: ignore[union-attr]
     if verb is None or verb.start() == 0:
         return "", ""
     subject = clause[: verb.start()].strip()
     if (
         _NEGATION.match(masked, 0)
         or re.search(r"\band\b|,", masked[: verb.start()])
-        or len(subject.split()) > 8
+        or len(subject.split()) > (14 if relative else 8)
     ):
         return "", ""  # no subject of its own (an EARS "SHALL" part starts with its verb)
     aux = _AUX.match(masked, verb.start())
@@ -209,8 +238,8 @@ def _starts_clause(right: str) -> str | None:
     masked = mask_nested(right)
     if re.match(r"no\s", masked, re.I):
         return "subject"  # "no API call is made": a negated subject of its own
-    if _NEGATION.match(masked) or re.match(rf"(?:{BEHAVIOUR_VERBS})\b", masked, re.I):
-        return "verb"
+    if _NEGATION.match(masked) or re.match(rf"(?:{BEHAVIOUR_VERBS}|respond)\b", masked, re.I):
+        return "verb"  # ("… that do exist and respond with HTTP 200": an EARS verb's base form)
     if _FINITE.match(masked):
         return "verb"
     first = re.match(r"[\w-]+", masked)
@@ -252,6 +281,7 @@ def split_clauses(then: str) -> tuple[str, ...]:
         pieces.append(then[at : m.start()])
         at = m.end()
     pieces.append(then[at:])
+    pieces = [part for piece in pieces for part in _verb_paths(piece)]
     out: list[str] = []
     last = ""  # the subject of the previous piece: "…; AND ignore X" is still its behaviour
     for piece in filter(None, (_strip(p) for p in pieces)):
@@ -263,6 +293,8 @@ def split_clauses(then: str) -> tuple[str, ...]:
         last = subject or last
         shows = _SHOWS.search(pm)
         colon = pm.find(": ")
+        fields, _, fields_at = named_fields(piece)
+        fields_at = fields_at if fields else -1
         for m in _AND.finditer(pm):
             if m.start() <= start or 0 <= colon < m.start():
                 continue  # what follows a colon spells out one behaviour
@@ -270,10 +302,12 @@ def split_clauses(then: str) -> tuple[str, ...]:
             how = _starts_clause(right)
             if "but" in m.group(0).lower() and how != "subject":
                 continue  # "but" joins two clauses ("X remains but no Y is made"), not objects
-            if how is None and shows and re.match(r"that\s", right):
+            if how in (None, "subject") and shows and re.match(r"that\s", right):
                 how = "object"  # "displays the task name and that it's due tomorrow"
-            if how == "verb" and _listed(pm[start : m.start()]):
-                how = None
+            if how in ("verb", "participle") and _listed(pm[start : m.start()]):
+                how = None  # "its ID, title, and completed/incomplete status": a list item
+            if how == "participle" and 0 <= fields_at < m.start():
+                how = None  # "saved … with the edited pattern and selected category": fields
             if how == "subject" and not _FINITE.search(pm, start, m.start()):
                 how = None  # "tab bar and tab content use …": a compound subject
             if how == "participle" and not subject:
@@ -285,7 +319,7 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 and re.match(r"(?:a|an|one|two|three|four|five|six|\d+)\s", right, re.I)
             ):
                 how = "object"
-            lead = _FINITE.match(pm)  # an EARS part: the clause opens with its verb
+            lead = _FINITE.match(pm) or _modal_verb(piece, subject)  # the clause's verb
             if (
                 how is None
                 and lead
@@ -306,14 +340,139 @@ def split_clauses(then: str) -> tuple[str, ...]:
             if how == "object":
                 prefix = piece[: shows.end()] + " "  # type: ignore[union-attr]
             elif subject and how == "verb":
-                prefix = f"{subject} "
+                # "… SHALL be considered … and SHALL resolve …": the modal is said once.
+                said = re.match(r"(?:shall|must|should|will|can|may)\b", right, re.I)
+                prefix = f"{_MODAL_END.sub('', subject) if said else subject} "
             elif subject and how == "participle":
                 # "are evenly sized and spaced": the adverb qualifies both participles.
                 adverb = re.search(r"\b(\w+ly)\s+\S+\s*$", piece[: m.start()])
                 manner = f"{adverb.group(1)} " if adverb and len(right.split()) == 1 else ""
                 prefix = f"{subject} {aux or 'is'} {manner}"
         out.append(_strip(prefix + piece[start:]))
-    return tuple(item for c in out if c for item in _object_list(c))
+    return tuple(
+        item
+        for c in out
+        if c
+        for phrase in _verb_list(c)
+        for part in _span_list(phrase)
+        for item in _object_list(part)
+    )
+
+
+# Base forms an EARS/OpenSpec verb list uses beyond `_FINITE`'s ("SHALL detect …, parse rows,
+# normalize …"); only read after a modal's first verb, where a noun cannot stand.
+_BASE_VERB = re.compile(
+    r"(?:parse|detect|fetch|insert|upsert|convert|verify|check|map|merge|split|load|build|"
+    r"export|import|[a-z]+(?:ize|ise|ify))\b|[A-Z]{3,}\b"
+)
+
+
+def _verb_list(clause: str) -> list[str]:
+    """A modal's list of verb phrases ("it SHALL detect the CSV format, parse rows, normalize
+    dates", "for each row, it SHALL run dedup check, apply merchant mapping, and INSERT"):
+    one clause per verb phrase, the subject and modal carried. Every item after the first
+    must open with a verb; a list of objects is `_object_list`'s."""
+    subject, _ = _subject(clause)
+    if not _MODAL_END.search(subject) or not clause.startswith(subject):
+        return [clause]
+    masked = mask_nested(clause)
+    body = len(subject)
+    seps = [m for m in re.finditer(r",\s*(?:and\s+)?|\s+and\s+", masked) if m.start() > body]
+    if len(seps) < 2 or not all("," in m.group(0) for m in seps[:-1]):
+        return [clause]
+    bounds = [body, *(x for m in seps for x in (m.start(), m.end())), len(clause)]
+    items = [clause[a:b].strip() for a, b in zip(bounds[::2], bounds[1::2], strict=True)]
+    if not all(_FINITE.match(i) or _BASE_VERB.match(i) for i in items[1:]):
+        return [clause]
+    return [_strip(f"{subject} {item}") for item in items]
+
+
+def _verb_at(masked: str, at: int) -> bool:
+    """A verb opens `masked` at `at`: a known one, or a lowercase word then a determiner
+    ("unlock the item": where an EARS part or an offered path starts, a verb and its
+    object)."""
+    return bool(
+        _FINITE.match(masked, at)
+        or _BASE_VERB.match(masked, at)
+        or re.compile(r"[a-z]+\s+(?:the|a|an|all|each|every|its|their)\b").match(masked, at)
+    )
+
+
+def _verb_paths(piece: str) -> list[str]:
+    """An EARS part that offers two verb phrases ("add the flag … when `seen` is true, or
+    remove the flag … when `seen` is false"): each is a path of its own (disjunction rule,
+    independent paths), with its own condition."""
+    masked = mask_nested(piece.strip())
+    split = re.search(r",\s+or\s+", masked)
+    if not split or not _verb_at(masked, 0) or not _verb_at(masked, split.end()):
+        return [piece]
+    return [piece.strip()[: split.start()], piece.strip()[split.end() :]]
+
+
+_MODAL_END = re.compile(r"\s+(?:shall|must|should|will|can|may)$", re.IGNORECASE)
+
+
+def _modal_verb(piece: str, subject: str) -> re.Match[str] | None:
+    """The verb after a subject that ends in a modal ("I can edit …", "it SHALL detect …"):
+    the clause's own verb, whose objects may be a list."""
+    if not _MODAL_END.search(subject) or not piece.startswith(subject):
+        return None
+    return re.compile(r"\s+(?:be\s+)?[a-z]+\b").match(mask_nested(piece), len(subject))
+
+
+# One item of a list of quoted strings or code spans: the span and an aside after it
+# ("`week` (`DATE_TRUNC('week', …)`)").
+_SPAN_ITEM = r"(?:\"[^\"]*\"|“[^”]*”|`[^`]*`)(?:\s+\((?:`[^`]*`|[^()`])*\))?"
+_SPAN_LIST = re.compile(
+    rf"{_SPAN_ITEM}(?:(?:,\s*|\s+(?=and\b|or\b))(?:(?:and|or)\s+)?{_SPAN_ITEM})+"
+)
+
+
+_INPUTS = re.compile(
+    r"\b(?:calls?|posts?|sends?|enters?|submits?|passes|types?|invokes?|requests?)\b", re.I
+)
+
+
+def _span_list(clause: str) -> list[str]:
+    """Quoted strings or code spans listed as one verb's objects — two joined by "and"
+    ("shows "Avg" and "Goal met"", "marked with `a = 1` and `b = 2`", "a distinct `id` and
+    `createdAt` value"), or three or more closed by "and"/"or" ("grouping by `category`,
+    `merchant`, or `month`"): one clause per span, the words around them shared. A pair
+    joined by "or" is the disjunction rule's; a list the payload rule reads as an
+    artefact's fields, or one the product chooses from, is left to those rules."""
+    if named_fields(clause)[0] or _PRODUCT_CHOICE.search(clause):
+        return [clause]
+    nested = mask_nested(clause)
+    for m in _SPAN_LIST.finditer(clause):
+        if m.start() and nested[m.start() - 1] == "_":
+            continue  # inside parentheses: an aside's list, not the clause's objects
+        if _INPUTS.search(nested, 0, m.start()):
+            continue  # 'calls the Add logic with "foo" and "bar"': one action's inputs
+        items = list(re.finditer(_SPAN_ITEM, m.group(0)))
+        joints = [m.group(0)[a.end() : b.start()] for a, b in pairwise(items)]
+        closing = re.search(r"\b(and|or)\b", joints[-1])
+        if not closing or any(re.search(r"\b(?:and|or)\b", j) for j in joints[:-1]):
+            continue
+        if len(items) == 2 and closing.group(1) == "or":
+            continue  # two options: the disjunction rule reads them (`alternatives`)
+        if re.search(r",\s*$", clause[: m.start()]) or re.match(r"\s*,\s*\S", clause[m.end() :]):
+            continue  # part of a longer list of other words
+        head, tail = clause[: m.start()], clause[m.end() :]
+        return [_strip(agree(head, i.group(0)) + i.group(0) + tail) for i in items]
+    return [clause]
+
+
+def agree(head: str, word: str) -> str:
+    """`head` with its closing article agreeing with the `word` put after it ("an" before
+    a vowel sound): one option of a pair replaces both."""
+    m = re.search(r"\b(an?)\s+$", head, re.IGNORECASE)
+    if not m:
+        return head
+    letter = re.sub(r"^[\"'`“]+", "", word)[:1].lower()
+    article = "an" if letter in "aeiou" and letter else "a"
+    if m.group(1)[0].isupper():
+        article = article.capitalize()
+    return head[: m.start(1)] + article + head[m.end(1) :]
 
 
 def _object_list(clause: str) -> list[str]:
@@ -335,7 +494,7 @@ def _object_list(clause: str) -> list[str]:
         return [clause]
     colon = masked.find(": ", shows.end())
     begin = (
-        colon + 2 if colon >= 0 and len(masked[shows.end() : colon].split()) <= 3 else shows.end()
+        colon + 2 if colon >= 0 and len(masked[shows.end() : colon].split()) <= 5 else shows.end()
     )
     seps = list(re.finditer(r",\s*(?:and\s+)?|\s+and\s+", masked[begin:]))
     if not seps or not any("," in sep.group(0) for sep in seps):
@@ -444,32 +603,93 @@ _EXCLUSION = re.compile(
 
 
 def named_fields(clause: str) -> tuple[tuple[str, ...], str | None, int]:
-    """The named fields of an emitted/returned/persisted artefact in `clause`, the artefact,
-    and where the field list starts (len(clause) when there is none). A list inside
-    parentheses, quotes or code is not the clause's own list, and an exclusion list ("except
-    A and B", "without A or B") names what the artefact must not carry."""
+    """The named fields of an emitted/returned/persisted/listed artefact in `clause`, the
+    artefact (a noun: "row", "result", or the head noun of what is returned or listed —
+    "records are listed with …" → "record"), and where the field list starts (len(clause)
+    when there is none). A list inside parentheses, quotes or code is not the clause's own
+    list, and an exclusion list ("except A and B", "without A or B") names what the artefact
+    must not carry. A UI list of several things ("I see all entries … with dates and
+    calories") is an artefact too: each thing carries each field."""
     masked = mask_nested(clause)
-    for fields_m in _FIELDS.finditer(masked):
-        artefact = None
-        for a in _ARTEFACT.finditer(masked, 0, fields_m.start()):
-            artefact = a
-        if artefact is None or _EXCLUSION.search(masked, artefact.end(), fields_m.end("list")):
+    connectors = list(_CONNECTOR.finditer(masked))
+    for n, conn in enumerate(connectors):
+        stop = re.search(r"[.;]", masked[conn.end() :])
+        list_end = conn.end() + stop.start() if stop else len(masked)
+        if n + 1 < len(connectors) and connectors[n + 1].start() < list_end:
+            continue  # "containing "chicken" with dates and calories": the later list
+        name = _artefact(clause, masked, conn.start(), list_end)
+        if name is None:
             continue
-        start, raw = fields_m.start("list"), []
+        start, raw = conn.end(), []
         label = re.match(r"\w+:\s+", masked[start:])  # "with columns: `id`, …"
         start += label.end() if label else 0
         for sep in re.finditer(
-            r",\s*(?:and\s+)?|\s+and\s+|\s+as\s+well\s+as\s+", masked[: fields_m.end("list")]
+            r",\s*(?:and\s+)?|\s+and\s+|\s+as\s+well\s+as\s+", masked[:list_end]
         ):
             if sep.start() < start:
                 continue
             raw.append(clause[start : sep.start()])
             start = sep.end()
-        raw.append(clause[start : fields_m.end("list")])
+        raw.append(clause[start:list_end])
         fields = tuple(_strip(f) for f in raw if _strip(f) and not _STATUS_CODE.match(_strip(f)))
+        if any(_ORDERED.match(f) for f in fields):
+            continue  # "…, sorted by UID descending": how the artefact is ordered, not a field
         if len(fields) >= 2:
-            return fields, artefact.group(1).lower(), fields_m.start()
+            return fields, name, conn.start()
     return (), None, len(clause)
+
+
+_ORDERED = re.compile(r"(?:sorted|ordered|grouped|ranked|filtered)\s+by\b", re.IGNORECASE)
+_CUT = re.compile(
+    r"\b(?:in|of|on|at|from|for|to|into|by|is|are|was|were|be|been|shall|must|should|will|"
+    r"can|may|containing|including|with|that|which|where)\b|[,:]",
+    re.IGNORECASE,
+)
+
+
+def _artefact(clause: str, masked: str, at: int, end: int) -> str | None:
+    """The artefact whose fields a list at `at` names: the last artefact word before it — a
+    noun as written, a verb by the head noun of its subject (or object) — or the plural
+    object of a showing verb; None when nothing before `at` is an artefact."""
+    found = None
+    for a in _ARTEFACT.finditer(masked, 0, at):
+        found = a
+    if found is not None and _EXCLUSION.search(masked, found.end(), end):
+        return None  # "without A or B": what the artefact must not carry
+    if found is not None and _ARTEFACT_NOUN.fullmatch(found.group(1)):
+        return _singular(found.group(1).lower())
+    if found is not None:
+        head = _head_noun(clause[: found.start()], masked[: found.start()])
+        if head is None:
+            head = _head_noun(clause[found.end() : at], masked[found.end() : at])
+        return head or found.group(1).lower()
+    shows = None
+    for m in re.finditer(r"\b(?:sees?|shows?|displays?|lists?|renders?)\s+", masked[:at], re.I):
+        shows = m
+    if shows is None:
+        return None
+    head = _head_noun(clause[shows.end() : at], masked[shows.end() : at])
+    words = masked[shows.end() : at].split()
+    plural = head and words and words[0].lower() in ("all", "each", "every") and head != words[0]
+    return head if plural else None
+
+
+def _head_noun(text: str, masked: str) -> str | None:
+    """The last word of the noun phrase `text` opens with (cut at its first preposition,
+    verb or relative word), singular; None when it is only a determiner or code."""
+    cut = _CUT.search(masked)
+    words = re.findall(r"[A-Za-z][\w-]*", text[: cut.start()] if cut else text)
+    if not words or _DETERMINER.fullmatch(words[-1]) or words[-1].lower() in ("only", "all"):
+        return None
+    return _singular(words[-1].lower())
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "uses", "xes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 # Spans whose words are not the AC's own wording: quoted strings and code ("Invalid input or
@@ -524,6 +744,53 @@ def or_span(text: str, first: str, second: str) -> str | None:
     return m.group(0) if m else None
 
 
+# A verb that presents a state or shows something: "shows 0 or disappears", "is disabled or
+# hidden", 'shows "5" or a badge' name two acceptable outcomes of one path, not two paths.
+_PRESENTS = re.compile(r"\b(?:shows?|displays?|appears?|renders?|is|are|becomes?)\b", re.IGNORECASE)
+
+
+def _either_outcome(masked: str, at: int) -> bool:
+    """The "or" at `at` joins two outcomes of a presenting verb (nothing but its object or
+    complement between them): either satisfies the AC, one check (ac_holdout2.yaml)."""
+    verbs = list(_PRESENTS.finditer(masked, 0, at))
+    if not verbs:
+        return False
+    between = masked[verbs[-1].end() : at]
+    return (
+        len(between.split()) <= 3
+        and not _PREPOSITION.search(between)
+        and not _NEGATION.search(masked, 0, at)
+        and not re.search(r"[,;:]", between)
+    )
+
+
+def _in_condition(masked: str, at: int) -> bool:
+    """The "or" at `at` sits in a condition ("… even when the import fails or encounters
+    errors") or after a colon that spells out one behaviour: not two paths of the clause."""
+    cond = list(re.finditer(r"\b(?:when|whenever|if|unless)\b", masked[:at], re.IGNORECASE))
+    if cond and not re.search(r"[,;]", masked[cond[-1].end() : at]):
+        return True
+    if re.search(_MESSAGE_CONTENT, masked[:at], re.IGNORECASE):
+        return True
+    return ": " in masked[:at]
+
+
+# What a message tells ("guidance to pass an account UUID or omit `account_id`"): its
+# "or" is the message's wording, not two behaviours of the clause.
+_MESSAGE_CONTENT = (
+    r"\b(?:guidance|message|error|hint|instructions?|suggestions?|warning|prompt)\s+"
+    r"(?:to|that|saying|asking|telling|indicating)\b[^,;]*$"
+)
+
+
+def _quoted_pair(clause: str, at: int, end: int) -> tuple[str, str] | None:
+    """The options of an "or" between two quoted strings or code spans ('accepts
+    `"required"` or `"recommended"`', 'an "Access Denied" or "Join Org" page')."""
+    left = next((q for q in _QUOTED.finditer(clause) if q.end() == at), None)
+    right = _QUOTED.match(clause, end)
+    return (left.group(0), right.group(0)) if left and right else None
+
+
 def alternatives(clause: str) -> tuple[str, ...]:
     """The options of an "A or B" in `clause` (empty when there is no disjunction).
 
@@ -538,6 +805,11 @@ def alternatives(clause: str) -> tuple[str, ...]:
     for m in _OR.finditer(masked):
         if _CATEGORY.match(masked, m.start()) or _subject_or(masked, m.start(), m.end()):
             continue
+        if _either_outcome(masked, m.start()) or _in_condition(masked, m.start()):
+            continue
+        quoted = _quoted_pair(clause, m.start(), m.end())
+        if quoted:
+            return quoted
         left, right = _LEFT.search(masked[: m.start()]), _RIGHT.match(masked, m.end())
         if left is None or right is None:
             continue
@@ -593,12 +865,47 @@ def _title_case(words: str) -> bool:
     return bool(significant) and all(w[0].isupper() for w in significant)
 
 
+# EARS's keywords in capitals, as EARS writes them: a lowercase "if …, the category SHALL …"
+# is a conditional clause of prose, kept whole.
+_SECOND_EARS = re.compile(
+    r"^(?:WHEN|IF)\s+(?P<cond>[^,]+),\s*(?:THE\s+[\w.-]+\s+)?(?:SHALL|MUST)\s+(?P<then>.+)$"
+)
+
+
+def _second_condition(clause: str, when: str) -> str:
+    """A clause that is an EARS sentence of its own ("WHEN omitted, THE REST_API SHALL
+    default to 50") as the behaviour with its condition after it ("default to 50 when the
+    `limit` query parameter is omitted"); a bare participle condition borrows the first
+    condition's subject."""
+    m = _SECOND_EARS.match(clause)
+    if not m:
+        return clause
+    cond = m.group("cond").strip()
+    if not _FINITE.search(mask_nested(cond)):
+        first = re.sub(r"^(?:when|if|while|where)\s+", "", when, flags=re.IGNORECASE)
+        subject, aux = _subject(first)
+        if subject and aux:
+            cond = f"{subject} {aux} {cond}"
+    return f"{_strip(m.group('then'))} when {cond}"
+
+
+# In a When: ", <subject> SHALL|MUST <verb> …" (the normative words in capitals, as OpenSpec
+# and EARS write them).
+_WHEN_SHALL = re.compile(r",\s+((?:the|a|an|it|this)\b[^,;]{0,60}?\s(?:SHALL|MUST)\s.+)$")
+
+
 def read(text: str) -> Reading:
     given, when, then, later = _steps(text)
     label = _LABEL.match(then)
     if label and _title_case(label.group(1)) and not given and not when:
         then = then[label.end() :]
-    clauses = split_clauses(then) + tuple(
+    said = _WHEN_SHALL.search(mask_nested(when))
+    if said:
+        # "WHEN a debit is inserted, the system SHALL call X; THEN …": a normative clause
+        # written into the When is a behaviour the AC claims, checked before the Then's.
+        then = f"{when[said.start(1) :]}; {then}"
+        when = _strip(when[: said.start()])
+    clauses = tuple(_second_condition(c, when) for c in split_clauses(then)) + tuple(
         f"{clause} (when {step_when})"
         for step_when, step in later
         for clause in split_clauses(step)

@@ -34,6 +34,7 @@ import yaml
 
 from evalflow.domain.ac_language import (
     Reading,
+    agree,
     has_logic,
     mask_nested,
     named_fields,
@@ -69,7 +70,8 @@ class DraftAC:
 
 
 _CONNECTOR = re.compile(
-    r"\s+(?:with|including|containing|carrying|linked\s+to|that\s+(?:has|have|carries|includes))$",
+    r"\s+(?:with|including|containing|carrying|reporting|linked\s+to|"
+    r"that\s+(?:has|have|carries|includes))$",
     re.IGNORECASE,
 )
 _ARTICLE = re.compile(r"^(?:the|a|an|its|their)\s+", re.IGNORECASE)
@@ -202,8 +204,14 @@ def _i_checks(r: Reading) -> list[Piece]:
                                  "disjunction (product-controlled): the switch"))  # fmt: skip
             else:
                 span = or_span(clause, first, second) or f"{first} or {second}"
+                at = clause.find(span)
                 for option in (first, second):
-                    path = clause.replace(span, option)
+                    # 'an "Access Denied" or "Join Org" page' → 'a "Join Org" page'
+                    path = (
+                        agree(clause[:at], option) + option + clause[at + len(span) :]
+                        if at >= 0
+                        else clause
+                    )
                     out.append(Piece(path, _behaviour(context, path),
                                      "disjunction (independent paths): per path"))  # fmt: skip
             continue

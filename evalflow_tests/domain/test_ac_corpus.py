@@ -24,11 +24,17 @@ HOLDOUT2 = yaml.safe_load((Path(__file__).parent / "ac_holdout2.yaml").read_text
 # decomposed while reading the draft: 53/71 drafted exactly before the rules it prompted (a
 # status and a body shared by "respond", fields in a created artefact's subject), 61/71 after.
 HOLDOUT3 = yaml.safe_load((Path(__file__).parent / "ac_holdout3.yaml").read_text())
+# The blind round (a spec-kit feature, two OpenSpec capabilities), decomposed by hand and
+# committed before the drafter ran on it: 59/73 drafted exactly then; the general rules it
+# prompted (either-outcome "or", lists of quoted/code items and of verb phrases, a leading
+# condition carried with its subject, a SHALL clause in a When, UI lists with fields) 72/73.
+HOLDOUT4 = yaml.safe_load((Path(__file__).parent / "ac_holdout4.yaml").read_text())
 # The shares drafted exactly when these floors were set; raise them with the drafter.
-FLOOR = 0.96
-HOLDOUT_FLOOR = 0.83
-HOLDOUT2_FLOOR = 0.89
-HOLDOUT3_FLOOR = 0.85
+FLOOR = 0.97
+HOLDOUT_FLOOR = 0.88
+HOLDOUT2_FLOOR = 0.93
+HOLDOUT3_FLOOR = 0.94
+HOLDOUT4_FLOOR = 0.98
 
 
 def test_the_corpus_is_real_and_large_enough() -> None:
@@ -42,6 +48,7 @@ SETS = [
     ("holdout", HOLDOUT, HOLDOUT_FLOOR),
     ("holdout2", HOLDOUT2, HOLDOUT2_FLOOR),
     ("holdout3", HOLDOUT3, HOLDOUT3_FLOOR),
+    ("holdout4", HOLDOUT4, HOLDOUT4_FLOOR),
 ]
 
 

@@ -76,3 +76,99 @@ def test_each_subject_field_gets_its_own_t_check() -> None:
     tests = [c.proposition for c in draft.checks if c.kind == "T"]
     assert tests[1:] == ["A unit test asserts the task carries ID 1.",
                          'A unit test asserts the task carries title "X".']  # fmt: skip
+
+
+# The rules the blind held-out round (ac_holdout4.yaml) prompted, on sentences written here.
+
+
+def test_two_outcomes_of_one_presenting_verb_stay_one_check() -> None:
+    assert decomposition("Given x, When y, Then the badge shows 0 or disappears") == (
+        "the badge shows 0 or disappears",
+    )
+    assert decomposition("Given x, When y, Then the save button is disabled or hidden") == (
+        "the save button is disabled or hidden",
+    )
+    # Two values one verb accepts are two paths; an article follows the option it precedes.
+    assert decomposition("Given x, When y, then it accepts `draft` or `final` as states") == (
+        "it accepts `draft` as states",
+        "it accepts `final` as states",
+    )
+    assert decomposition('Given x, When y, Then I am sent to an "Archive" or "Trash" view') == (
+        'I am sent to an "Archive" view',
+        'I am sent to a "Trash" view',
+    )
+
+
+def test_quoted_and_code_items_of_one_verb_are_one_check_each() -> None:
+    assert decomposition('Given x, When y, Then the card shows "Total: 3" and "Done: 1"') == (
+        'the card shows "Total: 3"',
+        'the card shows "Done: 1"',
+    )
+    assert decomposition(
+        "Grouping: WHEN a summary is asked for; THEN it SHALL support grouping by `day`, "
+        "`week` (`trunc('week')`), or `month`"
+    ) == (
+        "it SHALL support grouping by `day`",
+        "it SHALL support grouping by `week` (`trunc('week')`)",
+        "it SHALL support grouping by `month`",
+    )
+    # One action's inputs are not two behaviours.
+    (call,) = decomposition('Then a test calls the logic with "a" and "b"')
+    assert call == 'a test calls the logic with "a" and "b"'
+
+
+def test_a_modal_list_of_verb_phrases_is_one_check_per_verb() -> None:
+    assert decomposition(
+        "Import: WHEN a file is given; THEN it SHALL read the file, parse rows, and store each row"
+    ) == ("it SHALL read the file", "it SHALL parse rows", "it SHALL store each row")
+    # The modal is said once; a leading condition is carried with the subject.
+    assert decomposition(
+        "Cache: WHEN the day ends; THEN the cache SHALL be cleared and SHALL log the count"
+    ) == ("the cache SHALL be cleared", "the cache SHALL log the count")
+    assert decomposition(
+        "Warm: WHEN a read arrives; THEN if the cache is warm, the service SHALL answer from "
+        "memory and log a hit"
+    ) == (
+        "if the cache is warm, the service SHALL answer from memory",
+        "if the cache is warm, the service SHALL log a hit",
+    )
+
+
+def test_ears_and_openspec_conditions_read_as_written() -> None:
+    # A SHALL clause written into the When is a behaviour the AC claims.
+    assert decomposition(
+        "Paid: WHEN an order is paid, the system SHALL notify the warehouse; THEN the order is "
+        "marked as shipped"
+    ) == ("the system SHALL notify the warehouse", "the order is marked as shipped")
+    # A second EARS condition; a bare participle borrows the first condition's subject.
+    assert decomposition(
+        "WHEN the `page` parameter is given, THE API SHALL return that page; WHEN omitted, THE "
+        "API SHALL return the first page"
+    ) == ("return that page", "return the first page when the `page` parameter is omitted")
+    # Two verb phrases offered with ", or": one path each.
+    assert decomposition(
+        "WHEN a toggle request arrives, THE API SHALL lock the item when `locked` is true, or "
+        "unlock the item when `locked` is false"
+    ) == ("lock the item when `locked` is true", "unlock the item when `locked` is false")
+    # An "or" in a condition or in what a message says is not two paths.
+    assert decomposition(
+        "Result: WHEN a run ends; THEN the result SHALL include the id even when the run fails "
+        "or times out; AND the tool SHALL yield guidance to retry later or contact support"
+    ) == (
+        "the result SHALL include the id even when the run fails or times out",
+        "the tool SHALL yield guidance to retry later or contact support",
+    )
+
+
+def test_a_ui_list_with_fields_names_each_field_of_each_item() -> None:
+    assert decomposition(
+        "Given x, When y, Then all orders in the archive are listed with number, date, and total"
+    ) == (
+        "all orders in the archive are listed",
+        "order carries number",
+        "order carries date",
+        "order carries total",
+    )
+    assert decomposition(
+        'Given x, When y, Then I see all invoices containing "May" with dates and amounts'
+    ) == ('I see all invoices containing "May"', "invoice carries dates", "invoice carries amounts")
