@@ -67,7 +67,8 @@ from evalflow_tests.judges.fake_anthropic import (  # noqa: E402
     tool_use,
 )
 
-EVALFLOW = ROOT / ".venv" / "bin" / "evalflow"
+# The console script installed beside this interpreter: a worktree has no `.venv` of its own.
+EVALFLOW = Path(sys.executable).with_name("evalflow")
 DEFAULT_PLUGINS = Path("/tmp/s4_agents/plugins")
 
 _WORD = re.compile(r"[a-z]{5,}")

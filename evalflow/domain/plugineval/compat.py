@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 
 from evalflow.domain.plugineval.antipatterns import (
     EMPTY_DESCRIPTION_MIN_CHARS,
@@ -34,7 +35,14 @@ from evalflow.domain.plugineval.antipatterns import (
     AntiPattern,
     anti_pattern_penalty,
 )
-from evalflow.domain.plugineval.parser import CROSS_REF_RE, LinkCheck, ParsedSkill, bounded_matches
+from evalflow.domain.plugineval.parser import (
+    CROSS_REF_RE,
+    EXAMPLES_RE,
+    TROUBLESHOOTING_RE,
+    LinkCheck,
+    ParsedSkill,
+    bounded_matches,
+)
 from evalflow.domain.plugineval.static import (
     STATIC_TO_DIMENSION,
     StaticResult,
@@ -71,6 +79,33 @@ def _body(text: str) -> str:
     return parts[2] if len(parts) == 3 else text
 
 
+# Where `str.splitlines` ends a line (`\r\n` ends one line at its `\r`).
+_LINE_END_RE = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _dash_lines(text: str) -> list[str]:
+    """The lines of `text.splitlines()` starting `---`, found by searching for `---` (a Python
+    step per line was most of this module's cost)."""
+    out: list[str] = []
+    at = text.find("---")
+    while at >= 0:
+        end_match = _LINE_END_RE.search(text, at)
+        end = end_match.start() if end_match is not None else len(text)
+        if not at or _LINE_END_RE.match(text, at - 1):
+            out.append(text[at:end])
+        at = text.find("---", end)
+    return out
+
+
+def _repeated_lines(text: str) -> tuple[int, int]:
+    """(total, distinct) of the stripped non-empty lines not starting `---`: what the public
+    tool's duplicate ratio counts."""
+    kept = Counter(filter(None, map(str.strip, text.splitlines())))
+    dashed = Counter(line.strip() for line in _dash_lines(text))
+    gone = sum(1 for value, n in dashed.items() if kept[value] == n)
+    return kept.total() - dashed.total(), len(kept) - gone
+
+
 def _top_level(relpaths: list[str], folder: str) -> list[str]:
     prefix = folder + "/"
     return [
@@ -82,8 +117,7 @@ def public_facts(skill: ParsedSkill) -> PublicFacts:
     """Re-read `skill.text` by the public tool's rules (module docstring)."""
     text = skill.text
     body = _body(text)
-    body_lines = body.strip().split("\n")
-    body_lower = body.lower()
+    lined = "\n" + body.strip()
     fences = [m.group(1) for m in _FENCE_RUN_RE.finditer(text)]
     refs: list[str] = []
     candidates: list[tuple[str, ...]] = []
@@ -92,25 +126,23 @@ def public_facts(skill: ParsedSkill) -> PublicFacts:
         ref = rest if prefix in ("skill", "skills") else m.group(0)
         refs.append(ref)
         candidates.append((f"../{ref}", ref) if prefix == "sub-skills" else (f"../{ref}",))
-    repeated = [s.strip() for s in text.splitlines() if s.strip() and not s.startswith("---")]
+    repeated, distinct = _repeated_lines(text)
     view = dataclasses.replace(
         skill,
         line_count=len(text.split("\n")),
-        h2_count=sum(1 for ln in body_lines if ln.startswith("## ")),
-        h3_count=sum(1 for ln in body_lines if ln.startswith("### ")),
+        h2_count=lined.count("\n## "),
+        h3_count=lined.count("\n### "),
         code_languages=tuple(lang for lang in fences if lang),
-        has_examples=any(k in body_lower for k in ("## example", "### example", "## usage")),
-        has_troubleshooting=any(
-            k in body_lower for k in ("## troubleshoot", "## common issue", "## faq")
-        ),
+        has_examples=EXAMPLES_RE.search(body) is not None,
+        has_troubleshooting=TROUBLESHOOTING_RE.search(body) is not None,
         has_table=_TABLE_RE.search(text) is not None,
         cross_references=tuple(refs),
         link_checks=tuple(
             LinkCheck("cross_skill", ref, cands)
             for ref, cands in dict(zip(refs, candidates, strict=True)).items()
         ),
-        body_line_total=len(repeated),
-        body_line_unique=len(set(repeated)),
+        body_line_total=repeated,
+        body_line_unique=distinct,
     )
     relpaths = [f.relpath for f in skill.reference_files] + [f.relpath for f in skill.asset_files]
     return PublicFacts(

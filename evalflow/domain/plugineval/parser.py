@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,6 +47,13 @@ def strip_inline_code(line: str) -> str:
     """
     if "`" not in line:  # most prose lines: no span, and no regex call
         return line
+    if "``" not in line:
+        # Every run is one backtick (most lines that hold code): spans pair the backticks in
+        # order, and an odd last one is left as it is.
+        parts = line.split("`")
+        if len(parts) % 2:
+            return " ".join(parts[::2])
+        return " ".join(parts[:-1:2]) + "`" + parts[-1]
     runs = [(m.start(), m.end() - m.start()) for m in _BACKTICKS_RE.finditer(line)]
     if len(runs) < 2:
         return line
@@ -77,13 +85,33 @@ def strip_inline_code(line: str) -> str:
     return "".join(out)
 
 
+def _strip_code_spans(text: str) -> str:
+    """`strip_inline_code` on each line of `text` (split on `\n`), visiting only the lines
+    holding a backtick."""
+    out: list[str] = []
+    kept = 0
+    at = text.find("`")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end < 0:
+            end = len(text)
+        out += (text[kept:start], strip_inline_code(text[start:end]))
+        kept = end
+        at = text.find("`", end)
+    out.append(text[kept:])
+    return "".join(out)
+
+
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # PLUGINEVAL.md's patterns, written without their leading `\b` / `(?<![\w-])`: Python's re
 # only uses its fast literal-prefix scan when a pattern starts with a literal, and these run
 # over whole files. `bounded_matches` re-applies the left boundary, with identical results.
-MNA_RE = re.compile(r"(?:MUST|NEVER|ALWAYS)\b")  # \b(MUST|NEVER|ALWAYS)\b
 CROSS_REF_RE = re.compile(r"(?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+)*")
+# \b(MUST|NEVER|ALWAYS)\b, a word at a time (`mna_count`).
+MNA_WORDS = ("MUST", "NEVER", "ALWAYS")
+_WORD_END_RE = re.compile(r"\b")
 _BACKTICKS_RE = re.compile(r"`+")
 _FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
 # A skill's text is untrusted, and on hostile lines Python's backtracking engine is
@@ -95,15 +123,24 @@ _LINK_RE = compile_linear(
     rf"(?:{_WS}+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?{_WS}*\)"
 )
 _REF_DEF_RE = re.compile(r"^[ ]{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", re.MULTILINE)
-# (?<![\w/.-])(?:\./)?references/… — left boundary applied by `bounded_matches`
-_REFERENCE_MENTION_RE = re.compile(r"(?:\./)?references/[^\s)\]>\"'`,;]+")
+# (?<![\w/.-])(?:\./)?references/… without its optional `./`, which costs the literal-prefix
+# scan (30× slower); `reference_mentions` puts the `./` and the left boundary back.
+_REFERENCE_MENTION_RE = re.compile(r"references/[^\s)\]>\"'`,;]+")
+# A line starting with `#`, found after its newline (a literal prefix: a fast scan); a level
+# 1–3 ATX heading is one, `heading_text` decides the rest.
+_HASH_LINE_RE = re.compile(r"\n#[^\n]*")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TABLE_RE = re.compile(r"\|.*\|.*\|")
 # A CommonMark thematic break (`---`, `***`, `___`, spaced or longer): markup between
 # sections, not content a model re-reads, so never a "duplicate line" (docs/plugineval.md).
 _THEMATIC_BREAK_RE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}")
-_EXAMPLES_MARKERS = ("## example", "### example", "## usage")
-_TROUBLESHOOTING_MARKERS = ("## troubleshoot", "## common issue", "## faq")
+# PLUGINEVAL.md's markers, searched for in the lowered prose: "## example", "### example"
+# (which holds the first), "## usage" / "## troubleshoot", "## common issue", "## faq".
+# Matching ASCII letters case-insensitively finds the same without lowering the prose: of
+# the characters that are not ASCII, only U+212A (KELVIN SIGN, to `k`, in no marker) and
+# U+0130 (to `i` + U+0307, never followed by a letter) lower to an ASCII letter.
+EXAMPLES_RE = re.compile(r"## (?:example|usage)", re.IGNORECASE | re.ASCII)
+TROUBLESHOOTING_RE = re.compile(r"## (?:troubleshoot|common issue|faq)", re.IGNORECASE | re.ASCII)
 
 LinkKind = Literal["reference", "local", "cross_skill"]
 
@@ -185,6 +222,16 @@ def bounded_matches(
         pos = m.end()
 
 
+def word_starts(text: str, word: str) -> Iterator[int]:
+    r"""Each index where `\b<word>` matches (`word` starting with a word character): found by
+    `str.find`, many times faster than a regex scan of a whole file."""
+    at = text.find(word)
+    while at >= 0:
+        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            yield at
+        at = text.find(word, at + 1)
+
+
 def heading_text(line: str) -> str | None:
     r"""The stripped text of a level 1–3 ATX heading (`#`–`###`, spaces, text, optional
     closing `#`s), or None: what `^#{1,3} +(.+?)#*\s*$` captures, stripped, for a line
@@ -203,6 +250,31 @@ def heading_text(line: str) -> str | None:
     # closing marks before it are not part of it.
     text = rest.rstrip().rstrip("#") or rest[0]
     return text.strip()
+
+
+def reference_mentions(text: str) -> Iterator[str]:
+    r"""`findall` of `(?<![\w/.-])(?:\./)?references/[^\s)\]>"'`,;]+` (group 0)."""
+    pos = 0
+    while (m := _REFERENCE_MENTION_RE.search(text, pos)) is not None:
+        start = i = m.start()
+        if i - 2 >= pos and text.startswith("./", i - 2):
+            start = i - 2
+        if start and (text[start - 1].isalnum() or text[start - 1] in "_/.-"):
+            pos = i + 1
+            continue
+        yield text[start : m.end()]
+        pos = m.end()
+
+
+def mna_count(text: str) -> int:
+    r"""`len(re.findall(r"\b(MUST|NEVER|ALWAYS)\b", text))`: matches of different words never
+    overlap (each is a whole word), so the count is the sum over the words."""
+    return sum(
+        1
+        for word in MNA_WORDS
+        for at in word_starts(text, word)
+        if _WORD_END_RE.match(text, at + len(word))
+    )
 
 
 def count_lines(text: str) -> int:
@@ -382,38 +454,65 @@ def _link_kind(norm: str) -> LinkKind:
     return "local"
 
 
+def _fence_lines(body: str) -> list[int]:
+    """Indices of the lines of `body` (split on `\n`) holding three backticks or tildes, in
+    order: the only lines that can open or close a fence."""
+    starts: set[int] = set()
+    for mark in ("```", "~~~"):
+        at = body.find(mark)
+        while at >= 0:
+            starts.add(body.rfind("\n", 0, at) + 1)
+            at = body.find("\n", at)
+            if at < 0:
+                break
+            at = body.find(mark, at)
+    out: list[int] = []
+    line = previous = 0
+    for start in sorted(starts):
+        line += body.count("\n", previous, start)
+        previous = start
+        out.append(line)
+    return out
+
+
 def _scan_body(
     body_lines: list[str], where: str
 ) -> tuple[list[str], int, list[str], Finding | None]:
-    """Split body lines into prose (outside fenced code) and count blocks once each (fix 1)."""
+    """Split body lines into prose (outside fenced code) and count blocks once each (fix 1).
+
+    Only fence lines are looked at one by one; the prose between them is copied in slices
+    (a Python step per line was most of the scan).
+    """
     prose: list[str] = []
     languages: list[str] = []
     blocks = 0
     open_fence = ""
-    for line in body_lines:
-        # A fence has three backticks or tildes: most lines skip the regex.
-        m = _FENCE_RE.match(line) if "```" in line or "~~~" in line else None
+    kept = 0  # the first line not yet copied to `prose` nor known to be code
+    for index in _fence_lines("\n".join(body_lines)):
+        m = _FENCE_RE.match(body_lines[index])
+        if m is None:
+            continue
         if open_fence:
             if (
-                m is not None
-                and m.group(1)[0] == open_fence[0]
+                m.group(1)[0] == open_fence[0]
                 and len(m.group(1)) >= len(open_fence)
                 and not m.group(2).strip()
             ):
                 open_fence = ""
+                kept = index + 1
             continue
-        if m is not None:
-            fence, info = m.group(1), m.group(2).strip()
-            # CommonMark: a backtick fence's info string cannot contain a backtick.
-            if not (fence[0] == "`" and "`" in info):
-                open_fence = fence
-                blocks += 1
-                if info:
-                    lang = info.split()[0].strip("{}.").lower()
-                    if lang:
-                        languages.append(lang)
-                continue
-        prose.append(line)
+        fence, info = m.group(1), m.group(2).strip()
+        # CommonMark: a backtick fence's info string cannot contain a backtick.
+        if not (fence[0] == "`" and "`" in info):
+            prose.extend(body_lines[kept:index])
+            open_fence = fence
+            blocks += 1
+            if info:
+                lang = info.split()[0].strip("{}.").lower()
+                if lang:
+                    languages.append(lang)
+    if not open_fence:
+        prose.extend(body_lines[kept:])
     unclosed = None
     if open_fence:
         unclosed = Finding(
@@ -455,15 +554,14 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
     prose_lines, blocks, languages, unclosed = _scan_body(body_lines, where)
     if unclosed is not None:
         findings.append(unclosed)
-    h2 = sum(1 for ln in prose_lines if ln.startswith("## "))
-    h3 = sum(1 for ln in prose_lines if ln.startswith("### "))
-    # The guards inline what each function checks first: most prose lines are neither a
-    # heading nor hold code, and a call per line is most of their cost.
+    # Whole-text counts and scans: a Python step per line was most of parsing a skill.
+    lined = "\n" + "\n".join(prose_lines)
+    h2 = lined.count("\n## ")
+    h3 = lined.count("\n### ")
     headings = tuple(
-        h for ln in prose_lines if ln.startswith("#") and (h := heading_text(ln)) is not None
+        h for m in _HASH_LINE_RE.finditer(lined) if (h := heading_text(m.group()[1:])) is not None
     )
-    prose = "\n".join(strip_inline_code(ln) if "`" in ln else ln for ln in prose_lines)
-    prose_lower = prose.lower()
+    prose = _strip_code_spans(lined[1:])
 
     checks: dict[tuple[str, str], LinkCheck] = {}
     mentioned: set[str] = set()
@@ -488,8 +586,8 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         checks.setdefault((kind, norm), LinkCheck(kind, norm, cands))
         link_spans.append((start, end, (kind, norm)))
     span_starts = [start for start, _, _ in link_spans]
-    for m in bounded_matches(_REFERENCE_MENTION_RE, prose, "/.-"):
-        norm = normalise_link_target(m.group(0).rstrip(".:"))
+    for mention in reference_mentions(prose):
+        norm = normalise_link_target(mention.rstrip(".:"))
         if norm is not None:
             mentioned.add(norm)
 
@@ -513,12 +611,9 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
             continue
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
-    stripped_body = [
-        s
-        for ln in body_lines
-        # A thematic break starts with its mark: other lines skip the regex.
-        if (s := ln.strip()) and not (s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s))
-    ]
+    body_counts = Counter(filter(None, map(str.strip, body_lines)))
+    # A thematic break starts with its mark: other lines skip the regex.
+    breaks = [s for s in body_counts if s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s)]
     reference_files = files.reference_files
     for f in reference_files:
         if f.binary:
@@ -556,15 +651,15 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         headings=headings,
         code_block_count=blocks,
         code_languages=tuple(languages),
-        has_examples=any(k in prose_lower for k in _EXAMPLES_MARKERS),
-        has_troubleshooting=any(k in prose_lower for k in _TROUBLESHOOTING_MARKERS),
+        has_examples=EXAMPLES_RE.search(prose) is not None,
+        has_troubleshooting=TROUBLESHOOTING_RE.search(prose) is not None,
         has_table=_TABLE_RE.search(prose) is not None,
-        mna_count=sum(1 for _ in bounded_matches(MNA_RE, text)),
+        mna_count=mna_count(text),
         cross_references=tuple(cross_refs),
         link_checks=tuple(checks.values()),
         mentioned_references=frozenset(mentioned),
-        body_line_total=len(stripped_body),
-        body_line_unique=len(set(stripped_body)),
+        body_line_total=body_counts.total() - sum(map(body_counts.__getitem__, breaks)),
+        body_line_unique=len(body_counts) - len(breaks),
         reference_files=reference_files,
         asset_files=files.asset_files,
         findings=tuple(findings),

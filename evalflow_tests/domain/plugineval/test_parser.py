@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
 
-from evalflow.domain.plugineval import parser as parser_module
 from evalflow.domain.plugineval.model import FileEntry
 from evalflow.domain.plugineval.parser import (
+    _FENCE_RE,
     CROSS_REF_RE,
-    MNA_RE,
+    _scan_body,
     bounded_matches,
     count_lines,
+    mna_count,
     normalise_link_target,
+    reference_mentions,
 )
 from evalflow_tests.domain.plugineval.skillfactory import parse, skill_text
 
@@ -238,24 +241,19 @@ def test_table_outside_code_only() -> None:
 
 
 SPEC_PATTERNS = {
-    "mna": (r"\b(MUST|NEVER|ALWAYS)\b", MNA_RE, ""),
     "cross": (
         r"(?<![\w-])((?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+)*)",
         CROSS_REF_RE,
         "-",
     ),
-    "mention": (
-        r"(?<![\w/.-])(?:\./)?(references/[^\s)\]>\"'`,;]+)",
-        parser_module._REFERENCE_MENTION_RE,
-        "/.-",
-    ),
 }
 TRICKY = (
-    "MUST xMUST _MUST MUSTY éMUST -MUST NEVER,ALWAYS.MUST\n"
+    "MUST xMUST _MUST MUSTY éMUST -MUST NEVER,ALWAYS.MUST NEVERNEVER ALWAYSé MUSTMUST\n"
     "skills/a x-skills/b x-skills/skill/c _skills/d /skills/e sub-skills/f/g skill/h-i "
     "askill/j 9skills/k (skills/l) ßskills/m\n"
     "references/a.md ./references/b.md a./references/c x/references/d -references/e "
-    ".references/f (references/g) _references/h"
+    ".references/f (references/g) _references/h ../references/i .//references/j "
+    "./references/k./references/l references/m,./references/n"
 )
 
 
@@ -264,3 +262,64 @@ def test_bounded_matches_equal_the_spec_regexes(key: str) -> None:
     spec, fast, reject = SPEC_PATTERNS[key]
     expected = [m.group(0) for m in re.finditer(spec, TRICKY)]
     assert [m.group(0) for m in bounded_matches(fast, TRICKY, reject)] == expected
+
+
+def test_word_scans_equal_the_spec_regexes() -> None:
+    assert mna_count(TRICKY) == len(re.findall(r"\b(MUST|NEVER|ALWAYS)\b", TRICKY)) == 5
+    spec = r"(?<![\w/.-])(?:\./)?references/[^\s)\]>\"'`,;]+"
+    assert list(reference_mentions(TRICKY)) == re.findall(spec, TRICKY)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "## Examples\n",
+        "x ### EXAMPLE y\n",
+        "## usagE",
+        "#\u0130## example\n",
+        "## \u0130xample\n## exampl",
+        "## Common Issues\n",
+        "## FAQ",
+        "##  faq\n## troubleshooting",
+        "```\n## Example\n```\n",
+        "`## faq`\n",
+    ],
+)
+def test_section_markers_equal_a_search_of_the_lowered_prose(body: str) -> None:
+    p = parse(skill_text(body))
+    lowered = body.lower() if "`" not in body else ""  # code is not prose
+    examples = ("## example", "### example", "## usage")
+    troubleshooting = ("## troubleshoot", "## common issue", "## faq")
+    assert p.has_examples == any(k in lowered for k in examples)
+    assert p.has_troubleshooting == any(k in lowered for k in troubleshooting)
+
+
+def _scan_line_by_line(lines: list[str]) -> tuple[list[str], int, list[str], str]:
+    """The fence scan one line at a time: the oracle for `_scan_body`'s slices."""
+    prose: list[str] = []
+    languages: list[str] = []
+    blocks, open_fence = 0, ""
+    for line in lines:
+        m = _FENCE_RE.match(line)
+        if open_fence:
+            if m and m[1][0] == open_fence[0] and len(m[1]) >= len(open_fence) and not m[2].strip():
+                open_fence = ""
+            continue
+        if m and not (m[1][0] == "`" and "`" in m[2].strip()):
+            open_fence, blocks = m[1], blocks + 1
+            if lang := (m[2].strip().split() or [""])[0].strip("{}.").lower():
+                languages.append(lang)
+            continue
+        prose.append(line)
+    return prose, blocks, languages, open_fence
+
+
+def test_fence_scan_equals_a_line_by_line_scan() -> None:
+    pieces = ["```", "~~~", "````", "```py", "~~~ sh", "``` `x`", "> ```", "  ~~~~", "a", " ", "`"]
+    rng = random.Random(11)
+    for _ in range(3_000):
+        lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 2))) for _ in range(8)]
+        prose, blocks, languages, unclosed = _scan_body(lines, "x")
+        want_prose, want_blocks, want_languages, open_fence = _scan_line_by_line(lines)
+        assert (prose, blocks, languages) == (want_prose, want_blocks, want_languages), lines
+        assert (unclosed is not None) == bool(open_fence), lines

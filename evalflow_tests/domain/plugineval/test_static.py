@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -264,10 +265,10 @@ def test_analyze_static_maps_to_six_dimensions() -> None:
 @pytest.mark.parametrize(
     ("pattern", "fast"),
     [
-        (r"\breturns?\b|\bproduces?\b|\boutputs?\b|\bgenerates?\b", "_RETURNS_RE"),
-        (r"\binput\b|\breceives?\b|\baccepts?\b|\bparameters?\b|\bargs?\b", "_INPUT_RE"),
-        (r"\borchestrat\w*\b|\bcoordinat\w*\b|\bdispatch\w*\b", "_ORCHESTRATOR_RE"),
-        (r"\brelated\b|\bsee also\b|\bcompanion\b|\bcomplement", "_RELATED_RE"),
+        (r"\breturns?\b|\bproduces?\b|\boutputs?\b|\bgenerates?\b", "_RETURNS"),
+        (r"\binput\b|\breceives?\b|\baccepts?\b|\bparameters?\b|\bargs?\b", "_INPUTS"),
+        (r"\borchestrat\w*\b|\bcoordinat\w*\b|\bdispatch\w*\b", "_ORCHESTRATOR"),
+        (r"\brelated\b|\bsee also\b|\bcompanion\b|\bcomplement", "_RELATED"),
     ],
 )
 @pytest.mark.parametrize(
@@ -283,4 +284,20 @@ def test_analyze_static_maps_to_six_dimensions() -> None:
     ],
 )
 def test_fast_patterns_match_the_spec_regexes(pattern: str, fast: str, text: str) -> None:
-    assert static._found(getattr(static, fast), text) == bool(re.search(pattern, text))
+    assert static._found_any(getattr(static, fast), text) == bool(re.search(pattern, text))
+
+
+def test_word_and_line_scans_match_the_spec_regexes_on_random_text() -> None:
+    spec = re.compile(r"\boutput\b.*\bformat\b|\bformat\b.*\boutput\b|\breturn.*json\b")
+    words = ["output", "format", "return", "json", "related", "args", "x", "é", "_", " ", "\n"]
+    rng = random.Random(3)
+    for _ in range(3_000):
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        want = any(spec.search(line) for line in text.split("\n"))
+        assert static._has_output_format_line(text) == want, text
+        for pattern, fast in (
+            (r"\breturns?\b|\bproduces?\b|\boutputs?\b|\bgenerates?\b", static._RETURNS),
+            (r"\binput\b|\breceives?\b|\baccepts?\b|\bparameters?\b|\bargs?\b", static._INPUTS),
+            (r"\brelated\b|\bsee also\b|\bcompanion\b|\bcomplement", static._RELATED),
+        ):
+            assert static._found_any(fast, text) == bool(re.search(pattern, text)), text
