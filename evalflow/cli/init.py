@@ -55,6 +55,29 @@ def _history(repo: Path, head: str) -> list[Commit]:
     return commits
 
 
+def _checkout(repo: Path) -> Path:
+    """The git checkout `init` reads, or one line saying what `repo` is instead: a bare
+    repository (a `fetch` mirror has no work tree and no `.git`: clone it first) or a
+    directory without git data (a fetch or copy that did not finish)."""
+    try:
+        return require_repo(repo)
+    except InputError as exc:
+        if exc.what != "not a git repository":
+            raise
+        bare = all((repo / name).exists() for name in ("HEAD", "objects", "refs"))
+        what = (
+            "a bare git repository (a mirror without a work tree), not a checkout"
+            if bare
+            else "no git checkout here (a fetch or copy that did not finish?)"
+        )
+        fix = (
+            f"clone it first (git clone --no-local {repo} <copy>) and pass <copy>"
+            if bare
+            else "fetch or clone the repository again and pass the checkout's folder"
+        )
+        raise InputError(what, where=f"init {repo}", fix=fix) from exc
+
+
 def _yaml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -160,7 +183,7 @@ def init(
             where=str(out_dir),
             fix="pass --force to replace the unfrozen draft, or another --out",
         )
-    top = require_repo(repo)
+    top = _checkout(repo)
     head_sha = resolve_commit(top, head)
     snapshot = load_snapshot(top, head_sha)
     files = {path: f.text for path, f in snapshot.files.items()}

@@ -298,3 +298,19 @@ def test_a_terminated_command_removes_its_git_workspace(make_repo, tmp_path: Pat
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert list(temp.iterdir()) == []
+
+
+def test_init_on_a_mirror_or_an_unfinished_fetch_says_what_it_got(
+    make_repo, tmp_path: Path, capsys
+) -> None:
+    # A `fetch` mirror is a bare repository; an interrupted fetch leaves a folder without git
+    # data. Both said "not a git repository — … or use 'source'", a key init does not have.
+    bare = tmp_path / "mirror"
+    subprocess.run(["git", "clone", "-q", "--bare", str(_repo(make_repo)), str(bare)], check=True)
+    empty = tmp_path / "unfinished"
+    empty.mkdir()
+    for path, want in ((bare, "git clone --no-local"), (empty, "fetch or clone the repository")):
+        code, _, err = run_cli(capsys, "init", "--from", "spec-kit", str(path), "--benchmark",
+                               "b", "--out", str(tmp_path / "out"))  # fmt: skip
+        assert code == 2 and err.count("\n") <= 1, err
+        assert f"init {path}:" in err and want in err and "'source'" not in err
