@@ -109,6 +109,7 @@ from evalflow.judges.prompt import (
     SUBMIT_TOOL_NAME,
     SYSTEM_PROMPT,
 )
+from evalflow.judges.registry import missing_key
 from evalflow.judges.repo_tools import ToolLimits, ToolResult
 from evalflow.judges.submission import (
     env_value,
@@ -239,12 +240,11 @@ def api_key(settings: OpenAISettings) -> str:
     """The key from the variable `settings.api_key_env`, or a one-line InputError."""
     key = env_value(settings.api_key_env)
     if key is None:
-        raise InputError(
-            f"{settings.api_key_env} is not set",
-            where="judge 'openai'",
-            fix=f"export {settings.api_key_env}=<your key> (or name the variable that holds it "
-            "in EVALFLOW_OPENAI_API_KEY_ENV; a local server without keys takes any value), "
-            "or use --judge heuristic (the offline default, no key needed)",
+        raise missing_key(
+            settings.api_key_env,
+            "--judge openai",
+            " (or name the variable that holds it in EVALFLOW_OPENAI_API_KEY_ENV; a local "
+            "server without keys takes any value)",
         )
     return key
 

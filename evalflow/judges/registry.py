@@ -38,6 +38,17 @@ PANEL_MEMBERS = ("heuristic", "anthropic", "openai", "hybrid")
 MAX_PANEL = 3  # k = 3 runs: a fourth member would never vote
 
 
+def missing_key(variable: str, where: str, hint: str = "") -> InputError:
+    """The one-line error of every LLM-backed command started without its key (exit 2):
+    the same words for Claude and OpenAI-compatible judges, drafters and PluginEval."""
+    return InputError(
+        f"{variable} is not set",
+        where=where,
+        fix=f"export {variable}=<your key>{hint}, or work offline without one "
+        "(--judge heuristic, --drafter offline)",
+    )
+
+
 def require_api_key(where: str) -> str:
     """The Claude API key: the one check every Claude-backed command makes before its first
     call, and the one lookup the SDK client is built with (`anthropic_judge._make_client`).
@@ -45,12 +56,7 @@ def require_api_key(where: str) -> str:
     the run."""
     key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
     if not key:
-        raise InputError(
-            "ANTHROPIC_API_KEY is not set",
-            where=where,
-            fix="export ANTHROPIC_API_KEY=<your key>, or work offline without one (--judge "
-            "heuristic, --drafter offline, no anthropic option)",
-        )
+        raise missing_key("ANTHROPIC_API_KEY", where)
     return key
 
 

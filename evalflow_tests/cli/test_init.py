@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalflow.errors import InputError
+from evalflow.judges.openai_judge import OpenAIJudge
 from evalflow.repo import git as git_module
 from evalflow_tests.cli.test_baseline_cli import run_cli
 
@@ -248,6 +250,15 @@ def test_every_claude_command_without_a_key_is_the_same_one_line_exit_2(
         assert where.startswith("error: --") and message, line
         messages.add(message)
     assert len(messages) == 1  # the same words, only the option named differs
+    # The OpenAI-compatible judge says it in the same words, naming its own variable.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InputError) as err:
+        OpenAIJudge()
+    line = err.value.one_line()
+    assert line.startswith("--judge openai: OPENAI_API_KEY is not set — export OPENAI_API_KEY=")
+    (claude,) = messages
+    offline = ", or work offline without one (--judge heuristic, --drafter offline)"
+    assert claude.endswith(offline) and line.endswith(offline)
 
 
 def test_commands_without_a_warehouse_leave_no_git_workspace_in_tmpdir(
