@@ -9,8 +9,9 @@ from typing import Union, get_args, get_origin
 
 import pandas as pd
 
+from evalflow.storage.migration import judge_name_of
 from evalflow.storage.tables import TABLES
-from evalflow.storage.warehouse import Warehouse, judge_name_of
+from evalflow.storage.warehouse import Warehouse
 
 _DEFAULTS = {str: "", int: 0, float: 0.0, bool: False}
 

@@ -47,7 +47,7 @@ import duckdb
 from evalflow.errors import InputError
 from evalflow.storage import compaction
 from evalflow.storage.arrow import duckdb_type
-from evalflow.storage.history import DRIFT_VIEW, FINAL_DRIFT_SQL, HISTORY_TABLE
+from evalflow.storage.history import DRIFT_VIEW, HISTORY_TABLE, final_drift_sql
 from evalflow.storage.migration import current
 from evalflow.storage.tables import TABLES
 from evalflow.storage.warehouse import COMPACT_DIR, Warehouse
@@ -147,7 +147,10 @@ def _httpfs_installed() -> bool:
 
 def _derived_views(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
     if HISTORY_TABLE in tables:
-        con.execute(f'CREATE VIEW "{DRIFT_VIEW}" AS {FINAL_DRIFT_SQL}')
+        # The catalog file's view reads the parts as they are: older ones lack `judge_name`.
+        described = con.execute(f'DESCRIBE "{HISTORY_TABLE}"').fetchall()
+        names_judge = any(row[0] == "judge_name" for row in described)
+        con.execute(f'CREATE VIEW "{DRIFT_VIEW}" AS {final_drift_sql(names_judge=names_judge)}')
 
 
 # Settings of the analyst connection, applied after the tables are loaded. The tables live in

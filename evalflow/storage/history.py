@@ -7,7 +7,9 @@ the one before it. `evaluation_number` (1, 2, …) orders a run's evaluations ev
 `SOURCE_DATE_EPOCH` pins every `evaluated_at` to one instant.
 
 `final_drift` (a DuckDB view in the catalog and in `evalflow query`) pairs each evaluation
-with the run's previous one and keeps the pairs whose Final changed. Its `cause` says why:
+with the run's previous one by the same judge (`judge_name`: a run keeps one result per judge,
+so a heuristic evaluation followed by an anthropic one is two results, not a change of one)
+and keeps the pairs whose Final changed. Its `cause` says why:
 
 - `inputs`: the run's `inputs_fingerprint` changed — PRD, baseline, base or head commit, the
   framework's elicitation files or k (what the evaluated run brings);
@@ -36,7 +38,23 @@ if TYPE_CHECKING:
 HISTORY_TABLE = "evaluation_history"
 DRIFT_VIEW = "final_drift"
 
-FINAL_DRIFT_SQL = f"""
+# `warehouse.judge_name_of` in SQL: the judge name a history row written before rows named
+# their judge (a part of an older contract, read unmigrated by the catalog file) pairs by.
+JUDGE_NAME_OF_SQL = """CASE
+    WHEN starts_with(judge_id, 'panel:')
+        THEN 'panel:' || replace(regexp_replace(judge_id[7:], ':[^+]*', '', 'g'), '+', ',')
+    ELSE split_part(judge_id, ':', 1)
+END"""
+
+
+def final_drift_sql(*, names_judge: bool = True) -> str:
+    """The `final_drift` view's query; `names_judge=False` for a history relation without a
+    `judge_name` column (only parts of an older contract)."""
+    judge = f"coalesce(judge_name, {JUDGE_NAME_OF_SQL})" if names_judge else JUDGE_NAME_OF_SQL
+    return _FINAL_DRIFT_SQL.replace("{judge}", judge)
+
+
+_FINAL_DRIFT_SQL = f"""
 WITH paired AS (
     SELECT
         *,
@@ -49,8 +67,8 @@ WITH paired AS (
         lag(judge_id) OVER w AS previous_judge_id,
         lag(judge_model) OVER w AS previous_judge_model,
         lag(judge_prompt_version) OVER w AS previous_judge_prompt_version
-    FROM {HISTORY_TABLE}
-    WINDOW w AS (PARTITION BY run_key ORDER BY evaluation_number)
+    FROM (SELECT *, {{judge}} AS pair_judge FROM {HISTORY_TABLE})
+    WINDOW w AS (PARTITION BY run_key, pair_judge ORDER BY evaluation_number)
 ),
 changed AS (
     SELECT
@@ -65,6 +83,7 @@ changed AS (
 )
 SELECT
     run_key,
+    pair_judge AS judge_name,
     previous_number AS from_evaluation,
     evaluation_number AS to_evaluation,
     previous_evaluated_at AS from_evaluated_at,
@@ -88,11 +107,11 @@ ORDER BY run_key, to_evaluation
 """
 
 # What `evalflow history` shows per evaluation: the history row plus how it differs from the
-# run's previous evaluation (NULL for the first).
+# run's previous evaluation by the same judge (NULL for a judge's first).
 HISTORY_SQL = f"""
 SELECT
     h.evaluation_number, h.evaluated_at, h.final, h.adjusted_final, h.complete,
-    h.judge_id, h.judge_model, h.judge_prompt_version, h.evalflow_version,
+    h.judge_name, h.judge_id, h.judge_model, h.judge_prompt_version, h.evalflow_version,
     left(h.head_sha, 12) AS head, left(h.fingerprint, 12) AS fingerprint,
     left(h.inputs_fingerprint, 12) AS inputs_fingerprint, h.cost_usd,
     d.final_change, d.cause, d.judge_drift
@@ -128,6 +147,7 @@ def record_evaluation(
             "run_key": run_key,
             "benchmark": manifest["benchmark"],
             "framework": manifest["framework"],
+            "judge_name": manifest["judge_name"],
             "evaluation_number": number,
             "evaluated_at": evaluated_at,
             "fingerprint": manifest["fingerprint"],

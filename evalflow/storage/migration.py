@@ -4,7 +4,8 @@ A warehouse outlives evalflow versions, so a part may predate a contract change 
 "Migration"). `upgrade` turns such a part, as Arrow, into its table's current schema:
 
 - a column the part lacks: `benchmark` and `framework` from its `run_key`
-  (`<benchmark>.<framework>.<run>`), any other as NULL (unmeasured then, never 0);
+  (`<benchmark>.<framework>.<run>`), `judge_name` from its `judge_id` (`judge_name_of`), any
+  other as NULL (unmeasured then, never 0);
 - a column once stored as text that is now typed: the JSON lists of `evidence`, `searches`,
   `usage`, the JSON object `read_blobs`, the comma-separated `flags` and `isolation_missing`
   become lists (of structs), the ISO text of `ran_at` a UTC timestamp.
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
     from evalflow.storage.warehouse import Warehouse
 
 RUN_KEY_PARTS = {"benchmark": 0, "framework": 1}
+
+
+def judge_name_of(judge_id: str) -> str:
+    """The judge name (`--judge`) behind a stored `judge_id`: its backend (`anthropic:<model>`
+    → anthropic, `labels:<file>` → labels); a panel's members' backends
+    (`panel:anthropic:<m>+openai:<m>` → `panel:anthropic,openai`)."""
+    if judge_id.startswith("panel:"):
+        members = judge_id.removeprefix("panel:").split("+")
+        return "panel:" + ",".join(m.split(":", 1)[0] for m in members)
+    return judge_id.split(":", 1)[0]
 
 
 def _evidence(text: str) -> list[dict[str, Any]]:
@@ -104,6 +115,11 @@ def _missing(part: pa.Table, field: pa.Field) -> pa.Array:
         index = RUN_KEY_PARTS[field.name]
         keys = part.column("run_key").to_pylist()
         return pa.array([None if k is None else k.split(".")[index] for k in keys], pa.string())
+    # evaluation_history rows named only their judge's id before `final_drift` paired by judge
+    # (a judge-dependent table's legacy part takes its run manifest's judge: the warehouse).
+    if field.name == "judge_name" and "judge_id" in part.column_names:
+        ids = part.column("judge_id").to_pylist()
+        return pa.array([None if i is None else judge_name_of(i) for i in ids], pa.string())
     return pa.nulls(len(part), field.type)
 
 

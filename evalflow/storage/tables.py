@@ -734,6 +734,9 @@ class EvaluationHistoryRow(Row):
     run_key: str = RUN_KEY
     benchmark: str = BENCHMARK
     framework: str = FRAMEWORK
+    judge_name: str = Field(
+        description="the judge of this evaluation; `final_drift` pairs evaluations of one judge"
+    )
     evaluation_number: int = Field(
         description="1 for a run's first evaluation, then +1 per materialisation of its report"
     )
@@ -1083,14 +1086,19 @@ def tables_markdown() -> str:
         "side; `evalflow history RUN_KEY [--json]` lists them. A run skipped as unchanged (same",
         "fingerprint, see `evalflow materialize --force`) is not evaluated and appends nothing.",
         "The view `final_drift` pairs each",
-        "evaluation with the run's previous one (by `evaluation_number`) and keeps the pairs",
-        "whose Final changed (NULL counts as a value). `cause`: `inputs` when the",
+        "evaluation with the run's previous one by the same judge (`judge_name`, then",
+        "`evaluation_number`: a heuristic evaluation followed by an anthropic one is two judges'",
+        "results, not a change) and keeps the pairs whose Final changed (NULL counts as a",
+        "value); a part written before history rows named their judge reads with the name",
+        "its `judge_id` gives (run `evalflow migrate` for the catalog file). `cause`: `inputs`",
+        "when the",
         "`inputs_fingerprint` changed (PRD, baseline, base or head commit, the framework's",
         "elicitation files, k); else `evalflow` when evalflow's version changed; else `judge`:",
         "its settings changed (`fingerprint_changed`, since the full fingerprint covers judge id,",
         "model, prompt version and labels file) or, with an identical fingerprint, only its",
         "answers did. `judge_drift` flags a drop whose cause is `judge`. Columns: `run_key`,",
-        "`from_evaluation`, `to_evaluation`, `from_evaluated_at`, `to_evaluated_at`,",
+        "`judge_name`, `from_evaluation`, `to_evaluation`, `from_evaluated_at`,",
+        "`to_evaluated_at`,",
         "`final_before`, `final_after`, `final_change`, `cause`, `fingerprint_changed`,",
         "`judge_drift`, and the judge id, model, prompt version and inputs fingerprint",
         "`_before`/`_after`.",

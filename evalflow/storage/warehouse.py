@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from evalflow.errors import InputError
 from evalflow.storage.arrow import holds_structs, inferred, to_arrow
-from evalflow.storage.migration import upgrade
+from evalflow.storage.migration import judge_name_of, upgrade
 from evalflow.storage.tables import TABLES, validate_frame
 
 if TYPE_CHECKING:
@@ -59,16 +59,6 @@ def judge_file(judge: str) -> str:
     """The part file of `judge`'s result in a run's folder, e.g. `heuristic.parquet`,
     `panel_anthropic_openai.parquet` (never `part.parquet`: no judge is called `part`)."""
     return re.sub(r"[^A-Za-z0-9._+-]", "_", judge) + ".parquet"
-
-
-def judge_name_of(judge_id: str) -> str:
-    """The judge name (`--judge`) behind a stored `judge_id`: its backend (`anthropic:<model>`
-    → anthropic, `labels:<file>` → labels); a panel's members' backends
-    (`panel:anthropic:<m>+openai:<m>` → `panel:anthropic,openai`)."""
-    if judge_id.startswith("panel:"):
-        members = judge_id.removeprefix("panel:").split("+")
-        return "panel:" + ",".join(m.split(":", 1)[0] for m in members)
-    return judge_id.split(":", 1)[0]
 
 
 def _per_judge(table: str) -> bool:
