@@ -98,20 +98,31 @@ def _choice(
     return orchestrate.JudgeChoice(judge, max_cost, labels, rejudge)
 
 
-def _rejudge_notice(root: str, keys: list[str]) -> None:
-    """What --rejudge unscored will ask again and its estimated cost, before it runs."""
+def _rejudge_notice(root: str, keys: list[str], judge: orchestrate.JudgeChoice) -> None:
+    """What --rejudge unscored will ask again and its estimated cost, before it runs: per
+    judge that re-judges (--judge, else each run's manifest's, else the default), only that
+    judge's result (a run keeps other judges' results, which this command does not touch)."""
     from evalflow.io.evaluation import K_RUNS
+    from evalflow.io.inputs import load_manifest
+    from evalflow.io.registry import manifest_for
     from evalflow.judges.cost import rejudge_estimate
+    from evalflow.judges.registry import check_judge_name
 
     wh = settings.warehouse(root)
     tables = [f"scoring_run_{run}" for run in range(1, K_RUNS + 1)]
-    frames = [wh.read(t, key) for key in keys for t in tables if wh.has(t, key)]
-    count, usd = rejudge_estimate(frames)
-    stderr().print(
-        f"--rejudge unscored: {count} check conversation(s) stored as UNSCORED will be asked "
-        f"again, estimated ${usd:.4f} (what they cost when first asked); every other answer "
-        "replays without a request"
-    )
+    frames: dict[str, list] = {}
+    for key in keys:
+        name = judge.name or load_manifest(manifest_for(wh, key)).manifest.judge
+        name = check_judge_name(name or settings.default_judge())
+        runs = frames.setdefault(name, [])
+        runs += [wh.read(t, key, name) for t in tables if wh.has(t, key, name)]
+    for name, judged in sorted(frames.items()):
+        count, usd = rejudge_estimate(judged, name)
+        stderr().print(
+            f"--rejudge unscored, judge {name}: {count} check conversation(s) stored as "
+            f"UNSCORED will be asked again, estimated ${usd:.4f} (what they cost when first "
+            "asked); every other answer replays without a request"
+        )
 
 
 def gate_options(command):
@@ -171,7 +182,7 @@ def _materialize(
     keys = orchestrate.resolve_partitions(root, keys)
     orchestrate.check_judges(root, keys, judge)
     if judge.rejudge:
-        _rejudge_notice(root, keys)
+        _rejudge_notice(root, keys, judge)
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
     )

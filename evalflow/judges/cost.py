@@ -222,17 +222,27 @@ def usage_totals(frame: pd.DataFrame) -> pd.DataFrame:
     return totals[columns]
 
 
-def rejudge_estimate(verdict_frames: list[pd.DataFrame]) -> tuple[int, float]:
-    """What `--rejudge unscored` would ask again, from stored scoring-run tables: the checks
-    an answer left UNSCORED (`cache.unanswered` ones are resumed anyway) and what their
-    conversations cost when first asked (`cost_usd`: paid and replayed calls), the estimate
-    of asking them again."""
+# The judges `--rejudge unscored` asks again (a model's answers are stored and replayed); an
+# offline judge (heuristic, labels) decides afresh on every scoring and asks nothing.
+MODEL_JUDGES = ("anthropic", "openai", "hybrid")
+
+
+def rejudge_estimate(verdict_frames: list[pd.DataFrame], judge: str) -> tuple[int, float]:
+    """What `--rejudge unscored` with `judge` (a `--judge` name) would ask again, from stored
+    scoring-run tables: the checks a model's answer in `judge`'s result left UNSCORED (other
+    judges' results of the run are not re-judged; a panel's offline member asks nothing;
+    `cache.unanswered` ones are resumed anyway) and what their conversations cost when first
+    asked (`cost_usd`: paid and replayed calls), the estimate of asking them again."""
     from evalflow.judges.cache import unanswered
 
     count, usd = 0, 0.0
     for frame in verdict_frames:
-        rows = frame[frame["status"] == "UNSCORED"]
-        rows = rows[[not unanswered(reason) for reason in rows["rationale"]]]
+        rows = frame[(frame["status"] == "UNSCORED") & (frame["judge_name"] == judge)]
+        asked = [
+            str(judge_id).split(":", 1)[0] in MODEL_JUDGES and not unanswered(reason)
+            for judge_id, reason in zip(rows["judge_id"], rows["rationale"], strict=True)
+        ]
+        rows = rows[asked]
         count += len(rows)
         usd += float(rows["cost_usd"].sum()) if "cost_usd" in rows else 0.0
     return count, usd

@@ -324,3 +324,37 @@ def test_leaderboard_plots_lists_files_that_open_from_here(
     assert {p["plot"] for p in document["plots"]} and all(
         p["png"].startswith("moved/plots/trialist/") for p in document["plots"]
     )
+
+
+def test_the_rejudge_notice_counts_only_the_judge_that_re_judges(
+    mini: Path, tmp_path: Path, capsys
+) -> None:
+    """A run holding an anthropic and a heuristic result: the notice before `--rejudge
+    unscored --judge anthropic` counts anthropic's UNSCORED checks and names the judge; with
+    the manifest's judge (the default, heuristic) nothing is asked again."""
+    from evalflow.cli.runs import _choice, _rejudge_notice
+    from evalflow.io.registry import register_manifest
+    from evalflow.storage.warehouse import Warehouse
+    from evalflow_tests.suite_tables import contract_frame
+
+    root = tmp_path / "wh"
+    wh = Warehouse(str(root))
+    key = register_manifest(wh, mini / "runs" / "good.yaml")
+    for judge, judge_id, costs in (
+        ("anthropic", "anthropic:m", [0.25, 0.5, None]),
+        ("heuristic", "heuristic", [0.0] * 4),
+    ):
+        verdicts = [
+            {"run_key": key, "judge_name": judge, "judge_id": judge_id, "check_id": f"C{i}",
+             "run": 1, "status": "MET" if cost is None else "UNSCORED", "rationale": "refused",
+             "evidence": [], "searches": [], "flags": [], "usage": [], "cost_usd": cost or 0.0}
+            for i, cost in enumerate(costs)
+        ]  # fmt: skip
+        wh.write("scoring_run_1", contract_frame("scoring_run_1", verdicts), key, judge)
+
+    _rejudge_notice(str(root), [key], _choice("anthropic", None, None, "unscored"))
+    err = capsys.readouterr().err
+    assert "judge anthropic: 2 check conversation(s)" in err and "$0.7500" in err
+    _rejudge_notice(str(root), [key], _choice(None, None, None, "unscored"))
+    err = capsys.readouterr().err
+    assert "judge heuristic: 0 check conversation(s)" in err and "$0.0000" in err

@@ -114,8 +114,9 @@ def test_the_rejudge_estimate_is_what_the_unscored_conversations_cost(tmp_path: 
         judge = claude_judge(fake, tmp_path)
         verdicts = judge.score(request)
         frame = verdicts_frame(request.run_key, verdicts, judge.drain_usage())
+    frame = frame.assign(judge_name="anthropic")  # what the pipeline stamps on the stored rows
     budget_stopped = frame.iloc[[0]].assign(status="UNSCORED", rationale="budget stop")
-    count, usd = rejudge_estimate([frame, budget_stopped])
+    count, usd = rejudge_estimate([frame, budget_stopped], "anthropic")
     unscored = frame[frame["status"] == "UNSCORED"]
     assert count == 3  # the budget-stopped one is resumed anyway, not re-asked
     assert usd == pytest.approx(unscored["cost_usd"].sum())

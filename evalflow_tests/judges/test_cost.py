@@ -260,3 +260,35 @@ def test_a_holder_on_another_host_is_not_taken_for_dead(tmp_path: Path) -> None:
     budget = Budget(1.0, ledger=ledger, wait_s=0.1)
     assert budget.spent == 0.0
     assert json.loads(ledger.read_text())["in_flight"] == held
+
+
+def test_the_rejudge_estimate_counts_only_the_selected_judges_model_answers() -> None:
+    """A run keeps several judges' results: `--rejudge unscored --judge anthropic` asks again
+    only anthropic's UNSCORED checks, and an offline judge's (heuristic, labels: a panel
+    member too) are decided afresh, never asked."""
+    import pandas as pd
+
+    from evalflow.judges.cost import rejudge_estimate
+
+    def rows(judge_name: str, judge_id: str, costs: list[float]) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "judge_name": judge_name,
+                "judge_id": judge_id,
+                "status": ["UNSCORED"] * len(costs),
+                "rationale": "refused",
+                "cost_usd": costs,
+            }
+        )
+
+    frames = [
+        rows("anthropic", "anthropic:m", [0.25, 0.5]),
+        rows("openai", "openai:g", [2.0]),
+        rows("heuristic", "heuristic", [0.0, 0.0, 0.0]),
+        rows("panel:heuristic,openai", "heuristic", [0.0]),
+        rows("panel:heuristic,openai", "openai:g", [1.0]),
+    ]
+    assert rejudge_estimate(frames, "anthropic") == (2, 0.75)
+    assert rejudge_estimate(frames, "openai") == (1, 2.0)
+    assert rejudge_estimate(frames, "heuristic") == (0, 0.0)
+    assert rejudge_estimate(frames, "panel:heuristic,openai") == (1, 1.0)
