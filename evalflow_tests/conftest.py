@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import yaml
 
 from evalflow.repo.builder import build_repo
 from evalflow_tests.mini_benchmark import make_mini
+from evalflow_tests.virtual_clock import VirtualClock
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO = REPO_ROOT / "data" / "benchmarks" / "trialist"
@@ -25,12 +27,26 @@ def _host_mirrors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_api_breakers() -> None:
-    """Each test starts with no tripped Claude circuit breaker: a fake API server of a later
-    test may reuse the port (and the test key) of one an earlier test made refuse."""
+def api_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    """Each test starts with no tripped circuit breaker and no paused limiter of an API (a fake
+    API server of a later test may reuse the port and the test key of one an earlier test made
+    refuse or throttle). The limiters of a `make test` test pause on a `VirtualClock` of its
+    own, which the test reads to see how long the run backed off; a slow test's limiters wait in
+    real time, as in production (its threads wake from one pause together, which a virtual clock
+    does not make them do)."""
     from evalflow.judges import anthropic_judge
 
     anthropic_judge._BREAKERS.clear()
+    clock = VirtualClock()
+    monkeypatch.setattr(anthropic_judge, "_LIMITERS", {})
+    if request.node.get_closest_marker("slow") is not None:
+        return clock
+    monkeypatch.setattr(
+        anthropic_judge,
+        "RateLimiter",
+        functools.partial(anthropic_judge.RateLimiter, clock=clock, sleep=clock.sleep),
+    )
+    return clock
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:

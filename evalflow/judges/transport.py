@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -329,7 +328,9 @@ class ModelTransport(ABC):
                     marker = {"type": MALFORMED, "body": failure.malformed}
                     meta = {**self.cache_meta(site, batch=False), "unusable": "malformed body"}
                     self.cache.put(key, marker, meta)
-                now = time.monotonic()
+                # The limiter's clock: how long this request has been throttled is measured
+                # on the clock its back-off pauses run on.
+                now = self.limiter.clock()
                 throttled_since = throttled_since if throttled_since is not None else now
                 if failure.throttle and now - throttled_since < self.settings.max_throttle_s:
                     self.breaker.throttled()

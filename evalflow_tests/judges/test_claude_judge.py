@@ -45,6 +45,7 @@ from evalflow_tests.judges.fake_anthropic import (
     text,
     tool_use,
 )
+from evalflow_tests.virtual_clock import VirtualClock
 
 
 @pytest.fixture(autouse=True)
@@ -156,13 +157,16 @@ def test_traversal_is_refused_by_the_tool(tmp_path: Path) -> None:
     assert verdict.searches == ()
 
 
-def test_529_and_429_are_retried_after_a_back_off_then_succeed(tmp_path: Path) -> None:
+def test_529_and_429_are_retried_after_a_back_off_then_succeed(
+    tmp_path: Path, api_clock: VirtualClock
+) -> None:
     with FakeAnthropic(
         grep_then_submit, fail_next=[Fail(529), Fail(429, "rate_limit_error")]
     ) as fake:
         judge = claude_judge(fake, tmp_path, concurrency=1)
         verdicts = judge.score(demo_request(checks=DEMO_CHECKS[:1]))
     assert fake.failures_served == 2 and verdicts[0].status == "MET"
+    assert api_clock() == 1.0 + 2.0  # backed off 1 s, then twice as long
     records = judge.drain_usage()
     assert records[0].attempt == 3 and records[1].attempt == 1
     assert judge.drain_usage() == []

@@ -38,6 +38,7 @@ from evalflow_tests.judges.fake_openai import (
     submit,
     tool_call,
 )
+from evalflow_tests.virtual_clock import VirtualClock
 
 
 @pytest.fixture(autouse=True)
@@ -224,13 +225,16 @@ def test_an_endless_429_storm_trips_the_breaker_after_backing_off(tmp_path: Path
     assert not any(r.usd for r in judge.drain_usage())  # a 429 is not billed
 
 
-def test_a_burst_of_429_slows_the_run_instead_of_aborting(tmp_path: Path) -> None:
+def test_a_burst_of_429_slows_the_run_instead_of_aborting(
+    tmp_path: Path, api_clock: VirtualClock
+) -> None:
     storm = [Fail(429, "rate_limit_error", "Rate limit reached")] * 3
     with FakeOpenAI(greet_or_bye, fail_next=list(storm)) as fake:
         judge = openai_judge(fake, tmp_path, concurrency=1, max_retries=0, breaker_failures=2)
         verdicts = judge.score(demo_request())
     assert [v.status for v in verdicts] == ["MET", "MET", "MET", "UNMET"]
     assert fake.failures_served == 3 and len(fake.requests) == 8 + 3
+    assert api_clock() == 1.0 + 2.0 + 4.0  # the back-off doubled with each 429 in a row
 
 
 def test_a_hung_api_times_out_and_trips_the_breaker(tmp_path: Path) -> None:
