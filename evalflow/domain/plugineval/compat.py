@@ -41,7 +41,9 @@ from evalflow.domain.plugineval.parser import (
     TROUBLESHOOTING_RE,
     LinkCheck,
     ParsedSkill,
+    SkillText,
     bounded_matches,
+    parsed_skill,
 )
 from evalflow.domain.plugineval.static import (
     STATIC_TO_DIMENSION,
@@ -113,9 +115,9 @@ def _top_level(relpaths: list[str], folder: str) -> list[str]:
     ]
 
 
-def public_facts(skill: ParsedSkill) -> PublicFacts:
-    """Re-read `skill.text` by the public tool's rules (module docstring)."""
-    text = skill.text
+def public_facts(base: SkillText) -> PublicFacts:
+    """Read `base.text` by the public tool's rules (module docstring)."""
+    text = base.text
     body = _body(text)
     lined = "\n" + body.strip()
     fences = [m.group(1) for m in _FENCE_RUN_RE.finditer(text)]
@@ -127,8 +129,8 @@ def public_facts(skill: ParsedSkill) -> PublicFacts:
         refs.append(ref)
         candidates.append((f"../{ref}", ref) if prefix == "sub-skills" else (f"../{ref}",))
     repeated, distinct = _repeated_lines(text)
-    view = dataclasses.replace(
-        skill,
+    view = parsed_skill(
+        base,
         line_count=len(text.split("\n")),
         h2_count=lined.count("\n## "),
         h3_count=lined.count("\n### "),
@@ -141,10 +143,11 @@ def public_facts(skill: ParsedSkill) -> PublicFacts:
             LinkCheck("cross_skill", ref, cands)
             for ref, cands in dict(zip(refs, candidates, strict=True)).items()
         ),
+        mentioned_references=None,
         body_line_total=repeated,
         body_line_unique=distinct,
     )
-    relpaths = [f.relpath for f in skill.reference_files] + [f.relpath for f in skill.asset_files]
+    relpaths = [f.relpath for f in base.files.files]
     return PublicFacts(
         skill=view,
         fence_count=len(fences),
@@ -152,10 +155,6 @@ def public_facts(skill: ParsedSkill) -> PublicFacts:
         top_reference_names=frozenset(n.lower() for n in _top_level(relpaths, "references")),
         has_assets=bool(_top_level(relpaths, "assets")),
     )
-
-
-def _with_blocks(skill: ParsedSkill, blocks: int) -> ParsedSkill:
-    return dataclasses.replace(skill, code_block_count=blocks)
 
 
 def _anti_patterns(facts: PublicFacts, existing: frozenset[str]) -> tuple[AntiPattern, ...]:
@@ -203,11 +202,11 @@ def analyze_static_public(facts: PublicFacts, existing: frozenset[str]) -> Stati
     structure_blocks = 3 if fences >= 5 else 2 if fences >= 3 else 1 if fences >= 1 else 0
     sub = {
         "frontmatter_quality": frontmatter_quality(skill),
-        "orchestration_wiring": orchestration_wiring(_with_blocks(skill, int(fences >= 2))),
+        "orchestration_wiring": orchestration_wiring(skill, code_blocks=int(fences >= 2)),
         "progressive_disclosure": disclosure_score(
             skill.line_count, bool(facts.top_reference_names), facts.has_assets
         ),
-        "structural_completeness": structural_completeness(_with_blocks(skill, structure_blocks)),
+        "structural_completeness": structural_completeness(skill, code_blocks=structure_blocks),
         "token_efficiency": token_efficiency(skill),
         "ecosystem_coherence": ecosystem_coherence(skill),
     }

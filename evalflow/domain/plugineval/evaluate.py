@@ -42,7 +42,7 @@ from evalflow.domain.plugineval.composite import (
     confidence_label,
 )
 from evalflow.domain.plugineval.model import Finding, SkillFiles
-from evalflow.domain.plugineval.parser import ParsedSkill, parse_skill
+from evalflow.domain.plugineval.parser import ParsedSkill, parse_skill, read_skill_text
 from evalflow.domain.plugineval.static import StaticResult, analyze_static
 
 if TYPE_CHECKING:
@@ -187,14 +187,14 @@ def evaluate_skill(
     durations: dict[str, float] = {}
 
     t0 = clock()
-    parsed = parse_skill(files)
     if options.compat == "public":
         from evalflow.domain.plugineval.compat import analyze_static_public, public_facts
 
-        facts = public_facts(parsed)
+        facts = public_facts(read_skill_text(files))
         parsed = facts.skill
         static = analyze_static_public(facts, resolve(parsed))
     else:
+        parsed = parse_skill(files)
         static = analyze_static(parsed, resolve(parsed))
     durations["static"] = (clock() - t0) * 1000.0
     sha = hashlib.sha256(files.skill_md).hexdigest()

@@ -184,7 +184,8 @@ class ParsedSkill:
     mna_count: int
     cross_references: tuple[str, ...]
     link_checks: tuple[LinkCheck, ...]
-    mentioned_references: frozenset[str]
+    # None when this reading looks for no mentions (`--compat public`).
+    mentioned_references: frozenset[str] | None
     body_line_total: int
     body_line_unique: int
     reference_files: tuple[FileEntry, ...]
@@ -199,12 +200,34 @@ class ParsedSkill:
     def unlinked_reference_files(self) -> tuple[FileEntry, ...]:
         """Reference files no link or prose mention (outside code) points at."""
         mentioned = self.mentioned_references
+        if mentioned is None:
+            raise ValueError("this reading of the skill looked for no mentions")
         return tuple(
             f
             for f in self.reference_files
             if f.relpath not in mentioned
             and not any(f.relpath.startswith(m.rstrip("/") + "/") for m in mentioned)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SkillText:
+    """What every reading of a skill shares: the decoded text, the frontmatter fields, the
+    fence scan and the findings. `parse_skill` counts the rest evalflow's way, `--compat
+    public` the public tool's way (`compat.public_facts`)."""
+
+    files: SkillFiles
+    name: str
+    description: str
+    description_triggered: bool
+    text: str
+    body_lines: list[str]
+    # The lines outside fenced code, joined with `\n`; inline code still in.
+    prose: str
+    code_block_count: int
+    code_languages: tuple[str, ...]
+    headings: tuple[str, ...]
+    findings: tuple[Finding, ...]
 
 
 def bounded_matches(
@@ -533,8 +556,8 @@ def _description_triggered(frontmatter: dict[str, Any]) -> bool:
     return not (isinstance(paths, str) and paths != "")
 
 
-def parse_skill(files: SkillFiles) -> ParsedSkill:
-    """Parse SKILL.md bytes plus the references/assets listing into `ParsedSkill`."""
+def read_skill_text(files: SkillFiles) -> SkillText:
+    """Decode SKILL.md, split its frontmatter, scan its fences and note what is odd."""
     where = files.location
     text, findings = decode_skill_md(files.skill_md, where)
     findings[:0] = files.io_findings
@@ -554,19 +577,106 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
     prose_lines, blocks, languages, unclosed = _scan_body(body_lines, where)
     if unclosed is not None:
         findings.append(unclosed)
-    # Whole-text counts and scans: a Python step per line was most of parsing a skill.
-    lined = "\n" + "\n".join(prose_lines)
-    h2 = lined.count("\n## ")
-    h3 = lined.count("\n### ")
+    prose = "\n".join(prose_lines)
     headings = tuple(
-        h for m in _HASH_LINE_RE.finditer(lined) if (h := heading_text(m.group()[1:])) is not None
+        h
+        for m in _HASH_LINE_RE.finditer("\n" + prose)
+        if (h := heading_text(m.group()[1:])) is not None
     )
-    prose = _strip_code_spans(lined[1:])
+    for f in files.reference_files:
+        if f.binary:
+            findings.append(
+                Finding(
+                    "REFERENCE_BINARY",
+                    "warning",
+                    f"{f.relpath} is binary: a model reading references/ cannot use it as text "
+                    "(still counted as a reference file)",
+                    where,
+                )
+            )
+        elif f.size == 0:
+            findings.append(
+                Finding(
+                    "REFERENCE_EMPTY",
+                    "note",
+                    f"{f.relpath} is empty and earns no references/ bonus",
+                    where,
+                )
+            )
+    return SkillText(
+        files=files,
+        name=name,
+        description=description,
+        description_triggered=_description_triggered(frontmatter),
+        text=text,
+        body_lines=body_lines,
+        prose=prose,
+        code_block_count=blocks,
+        code_languages=tuple(languages),
+        headings=headings,
+        findings=tuple(findings),
+    )
+
+
+def parsed_skill(
+    base: SkillText,
+    *,
+    line_count: int,
+    h2_count: int,
+    h3_count: int,
+    code_languages: tuple[str, ...],
+    has_examples: bool,
+    has_troubleshooting: bool,
+    has_table: bool,
+    cross_references: tuple[str, ...],
+    link_checks: tuple[LinkCheck, ...],
+    mentioned_references: frozenset[str] | None,
+    body_line_total: int,
+    body_line_unique: int,
+) -> ParsedSkill:
+    """`base` with the facts a reading counts its own way."""
+    files = base.files
+    return ParsedSkill(
+        location=files.location,
+        dir_name=files.dir_name,
+        plugin=files.plugin,
+        name=base.name,
+        description=base.description,
+        description_triggered=base.description_triggered,
+        text=base.text,
+        text_lower=base.text.lower(),
+        line_count=line_count,
+        h2_count=h2_count,
+        h3_count=h3_count,
+        headings=base.headings,
+        code_block_count=base.code_block_count,
+        code_languages=code_languages,
+        has_examples=has_examples,
+        has_troubleshooting=has_troubleshooting,
+        has_table=has_table,
+        mna_count=mna_count(base.text),
+        cross_references=cross_references,
+        link_checks=link_checks,
+        mentioned_references=mentioned_references,
+        body_line_total=body_line_total,
+        body_line_unique=body_line_unique,
+        reference_files=files.reference_files,
+        asset_files=files.asset_files,
+        findings=base.findings,
+    )
+
+
+def parse_skill(files: SkillFiles) -> ParsedSkill:
+    """Parse SKILL.md bytes plus the references/assets listing into `ParsedSkill`."""
+    base = read_skill_text(files)
+    lined = "\n" + base.prose
+    prose = _strip_code_spans(base.prose)
 
     checks: dict[tuple[str, str], LinkCheck] = {}
     mentioned: set[str] = set()
     targets = [(m.start(1), m.end(1), m.group(1)) for m in _LINK_RE.finditer(prose)]
-    targets += [(m.start(1), m.end(1), m.group(1)) for m in _REF_DEF_RE.finditer(prose)]
+    if "]:" in prose:  # what every reference definition holds
+        targets += [(m.start(1), m.end(1), m.group(1)) for m in _REF_DEF_RE.finditer(prose)]
     targets.sort()
     # (start, end, key) of each checked link target, sorted: a cross-reference found inside
     # one belongs to that link's check instead of being a second finding for one target.
@@ -611,56 +721,21 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
             continue
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
-    body_counts = Counter(filter(None, map(str.strip, body_lines)))
+    body_counts = Counter(filter(None, map(str.strip, base.body_lines)))
     # A thematic break starts with its mark: other lines skip the regex.
     breaks = [s for s in body_counts if s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s)]
-    reference_files = files.reference_files
-    for f in reference_files:
-        if f.binary:
-            findings.append(
-                Finding(
-                    "REFERENCE_BINARY",
-                    "warning",
-                    f"{f.relpath} is binary: a model reading references/ cannot use it as text "
-                    "(still counted as a reference file)",
-                    where,
-                )
-            )
-        elif f.size == 0:
-            findings.append(
-                Finding(
-                    "REFERENCE_EMPTY",
-                    "note",
-                    f"{f.relpath} is empty and earns no references/ bonus",
-                    where,
-                )
-            )
-
-    return ParsedSkill(
-        location=where,
-        dir_name=files.dir_name,
-        plugin=files.plugin,
-        name=name,
-        description=description,
-        description_triggered=_description_triggered(frontmatter),
-        text=text,
-        text_lower=text.lower(),
-        line_count=count_lines(text),
-        h2_count=h2,
-        h3_count=h3,
-        headings=headings,
-        code_block_count=blocks,
-        code_languages=tuple(languages),
+    return parsed_skill(
+        base,
+        line_count=count_lines(base.text),
+        h2_count=lined.count("\n## "),
+        h3_count=lined.count("\n### "),
+        code_languages=base.code_languages,
         has_examples=EXAMPLES_RE.search(prose) is not None,
         has_troubleshooting=TROUBLESHOOTING_RE.search(prose) is not None,
         has_table=_TABLE_RE.search(prose) is not None,
-        mna_count=mna_count(text),
         cross_references=tuple(cross_refs),
         link_checks=tuple(checks.values()),
         mentioned_references=frozenset(mentioned),
         body_line_total=body_counts.total() - sum(map(body_counts.__getitem__, breaks)),
         body_line_unique=len(body_counts) - len(breaks),
-        reference_files=reference_files,
-        asset_files=files.asset_files,
-        findings=tuple(findings),
     )

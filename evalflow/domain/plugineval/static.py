@@ -140,8 +140,10 @@ def _has_output_format_line(text: str) -> bool:
     )
 
 
-def orchestration_wiring(skill: ParsedSkill) -> float:
-    """0.70 baseline for a worker, +I/O documentation, −0.15 for orchestrator language."""
+def orchestration_wiring(skill: ParsedSkill, code_blocks: int | None = None) -> float:
+    """0.70 baseline for a worker, +I/O documentation, −0.15 for orchestrator language.
+
+    `code_blocks` replaces the skill's block count (`--compat public` counts fences)."""
     text = skill.text_lower
     score = 0.70
     if _has_output_format_line(text):
@@ -150,7 +152,7 @@ def orchestration_wiring(skill: ParsedSkill) -> float:
         score += 0.05
     if _found_any(_INPUTS, text):
         score += 0.10
-    if skill.code_block_count >= 1:
+    if (skill.code_block_count if code_blocks is None else code_blocks) >= 1:
         score += 0.05
     if _found_any(_ORCHESTRATOR, text):
         score -= 0.15
@@ -183,8 +185,10 @@ def disclosure_score(lines: int, has_references: bool, has_assets: bool) -> floa
     return _clamp(score)
 
 
-def structural_completeness(skill: ParsedSkill) -> float:
-    """Headings, code blocks (counted as blocks), languages, sections, tables, decisions."""
+def structural_completeness(skill: ParsedSkill, code_blocks: int | None = None) -> float:
+    """Headings, code blocks (counted as blocks), languages, sections, tables, decisions.
+
+    `code_blocks` replaces the skill's block count (`--compat public` counts fences)."""
     score = 0.0
     headings = skill.h2_count + skill.h3_count
     if headings >= 6:
@@ -193,7 +197,7 @@ def structural_completeness(skill: ParsedSkill) -> float:
         score += 0.15
     elif headings >= 2:
         score += 0.10
-    blocks = skill.code_block_count
+    blocks = skill.code_block_count if code_blocks is None else code_blocks
     if blocks >= 3:
         score += 0.20
     elif blocks == 2:

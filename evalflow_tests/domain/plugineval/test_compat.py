@@ -11,7 +11,10 @@ import pytest
 
 from evalflow.domain.plugineval import compat
 from evalflow.domain.plugineval.evaluate import EvalOptions
+from evalflow.domain.plugineval.model import FileEntry
+from evalflow.domain.plugineval.parser import parse_skill, read_skill_text
 from evalflow.io.plugineval import evaluate_path
+from evalflow_tests.domain.plugineval.skillfactory import files, skill_text
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "plugineval_public"
 OUTPUTS = sorted((FIXTURE / "public_outputs").glob("*.json"))
@@ -95,3 +98,13 @@ def test_repeated_lines_count_what_the_public_tool_counts() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         kept = [s.strip() for s in text.splitlines() if s.strip() and not s.startswith("---")]
         assert compat._repeated_lines(text) == (len(kept), len(set(kept))), repr(text)
+
+
+def test_the_public_reading_looks_for_no_mentions_and_says_so() -> None:
+    text = skill_text("See references/a.md.\n```\nx\n```\n")
+    entries = (FileEntry("references/a.md", 3, False),)
+    view = compat.public_facts(read_skill_text(files(text, entries=entries))).skill
+    assert view.mentioned_references is None
+    with pytest.raises(ValueError, match="no mentions"):
+        _ = view.unlinked_reference_files
+    assert parse_skill(files(text, entries=entries)).unlinked_reference_files == ()
