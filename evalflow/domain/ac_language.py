@@ -281,7 +281,13 @@ def split_clauses(then: str) -> tuple[str, ...]:
         pieces.append(then[at : m.start()])
         at = m.end()
     pieces.append(then[at:])
-    pieces = [part for piece in pieces for part in _verb_paths(piece)]
+    pieces = [
+        part
+        for piece in pieces
+        for path in _verb_paths(piece)
+        for shared in _shared_object(path)
+        for part in _shared_head(shared)
+    ]
     out: list[str] = []
     last = ""  # the subject of the previous piece: "…; AND ignore X" is still its behaviour
     for piece in filter(None, (_strip(p) for p in pieces)):
@@ -334,7 +340,13 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 shows, how = lead, "object"  # "identify circular dependencies and tight coupling"
             if how is None:
                 continue
-            out.append(_strip(prefix + piece[start : m.start()]))
+            left = piece[start : m.start()]
+            scope = _SCOPE.search(mask_nested(piece), m.end())
+            if how == "object" and scope and not _PREPOSITION.search(mask_nested(left)):
+                # "include creation dates and last modification times for key metrics": the
+                # closing scope is both objects'.
+                left = f"{left} {piece[scope.start() :].strip()}"
+            out.append(_strip(prefix + left))
             start = m.end()
             prefix = ""
             if how == "object":
@@ -398,6 +410,70 @@ def _verb_at(masked: str, at: int) -> bool:
     )
 
 
+# "identify and display X": two verbs of one object. Both must read as verbs, the first as
+# the clause's first word (an EARS part) or right after a modal.
+_TWO_VERBS = re.compile(
+    r"^(?P<head>(?:.*?\b(?:shall|must|should|will|can|may)\s+)?)(?P<v1>[a-z]+)\s+and\s+"
+    r"(?P<v2>[a-z]+)\s+(?P<obj>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def _shared_object(piece: str) -> list[str]:
+    """Two verbs sharing one object ("identify and display permission set assignments …"):
+    one clause per verb, the object carried to both. Only where a verb must stand: an EARS
+    part's first word or the word after a modal, and the second a known verb."""
+    text = piece.strip()
+    masked = mask_nested(text)
+    m = _TWO_VERBS.match(masked)
+    if not m or (m.group("head") and not _MODAL_END.search(" " + m.group("head").rstrip())):
+        return [piece]
+    v1, v2 = m.group("v1"), m.group("v2")
+    if _DETERMINER.fullmatch(v1) or not (_FINITE.fullmatch(v1) or _BASE_VERB.fullmatch(v1)):
+        return [piece]
+    if not (_FINITE.fullmatch(v2) or _BASE_VERB.fullmatch(v2)) or starts_with_verb(v2):
+        return [piece]
+    obj = text[m.start("obj") :]
+    return [f"{text[: m.end('v1')]} {obj}", f"{text[: m.start('v1')]}{v2} {obj}"]
+
+
+# "JSON, CSV, and table formats", "hover and active states": single words sharing the plural
+# head noun written once after the last of them.
+_SHARED_HEAD = re.compile(
+    r"(?P<first>\b[\w-]+)(?P<more>(?:,\s*[\w-]+)*),?\s+and\s+(?P<last>[\w-]+)\s+"
+    r"(?P<head>[a-z]+s)\b(?P<tail>.*)$"
+)
+
+
+_MODIFIER = re.compile(r"(?:ive|al|ic|ous|ful|able|ible)$|^[A-Z]{2,}$")
+
+
+def _shared_head(piece: str) -> list[str]:
+    """Modifiers listed before one plural head noun ("support JSON, CSV, and table formats",
+    "provide hover and active states"): one clause per modifier with the head noun. A listed
+    word that is plural itself, a determiner or a verb is a noun of its own: no sharing."""
+    masked = mask_nested(piece)
+    m = _SHARED_HEAD.search(masked)
+    if not m:
+        return [piece]
+    words = [m.group("first"), *re.findall(r"[\w-]+", m.group("more")), m.group("last")]
+    if any(
+        "_" in w
+        or w.lower().endswith(("s", "tion", "ment", "ness", "ity"))
+        or re.fullmatch(r"the|a|an|its|their|this|that|these|those|each|every|all|any|no", w, re.I)
+        or _FINITE.fullmatch(w)
+        for w in words
+    ) or not (_FINITE.search(masked, 0, m.start()) or _verb_at(masked, 0)):
+        return [piece]
+    # Only where a listed word cannot stand alone as a noun: an adjective ("active",
+    # "critical") or an acronym ("JSON, CSV") — "amount, description, and date fields" and
+    # "service refactoring and consolidation strategies" name things of their own.
+    if not any(_MODIFIER.search(w) for w in words):
+        return [piece]
+    head, tail = piece[m.start("head") : m.end("head")], piece[m.end("head") :]
+    return [_strip(f"{piece[: m.start()]}{w} {head}{tail}") for w in words]
+
+
 def _verb_paths(piece: str) -> list[str]:
     """An EARS part that offers two verb phrases ("add the flag … when `seen` is true, or
     remove the flag … when `seen` is false"): each is a path of its own (disjunction rule,
@@ -406,6 +482,8 @@ def _verb_paths(piece: str) -> list[str]:
     split = re.search(r",\s+or\s+", masked)
     if not split or not _verb_at(masked, 0) or not _verb_at(masked, split.end()):
         return [piece]
+    if "," in masked[: split.start()]:
+        return [piece]  # "via email, webhook, or log output": the last item of a list
     return [piece.strip()[: split.start()], piece.strip()[split.end() :]]
 
 
@@ -475,6 +553,22 @@ def agree(head: str, word: str) -> str:
     return head[: m.start(1)] + article + head[m.end(1) :]
 
 
+# A verb that makes a listed item a clause: an auxiliary or modal, or a verb's "-s" form
+# opening it ("… and shows the total"; "log output" is a noun phrase).
+_CLAUSE_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|can|cannot|must|should|shall|"
+    r"will|may)\b",
+    re.IGNORECASE,
+)
+
+
+# A closing phrase that scopes a whole verb phrase ("… in the PR body", "… for each
+# configured provider", "… for key metrics").
+_SCOPE = re.compile(
+    r"\s(?:for|in|across|within|on)\s+(?:each|every|all|the|key|any)\b[^,;()]*$", re.IGNORECASE
+)
+
+
 def _object_list(clause: str) -> list[str]:
     """A showing verb's object that is a list of short noun phrases ("shows goals, assists
     and saves") gives one clause per item; anything else stays whole."""
@@ -496,7 +590,18 @@ def _object_list(clause: str) -> list[str]:
     begin = (
         colon + 2 if colon >= 0 and len(masked[shows.end() : colon].split()) <= 5 else shows.end()
     )
-    seps = list(re.finditer(r",\s*(?:and\s+)?|\s+and\s+", masked[begin:]))
+    # "support notification via email, webhook, or log output": the list is the object of
+    # the preposition after the verb's own object (each item one path of what is supported).
+    via = re.match(
+        r"\s*(?:[\w-]+\s+){1,3}?(?:via|by|through|over|in|to|of)\s+", masked[begin:], re.I
+    )
+    listed = r",\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+"
+    closed = via and re.search(r",\s*(?:and|or)\s", masked[begin + via.end() :])
+    if closed and not _PRODUCT_CHOICE.search(clause):
+        begin += via.end()  # type: ignore[union-attr]
+    elif re.search(r",\s*or\s+|\s+or\s+", masked[begin:]):
+        return [clause]  # an "or" list elsewhere is the disjunction rule's
+    seps = list(re.finditer(listed, masked[begin:]))
     if not seps or not any("," in sep.group(0) for sep in seps):
         return [clause]
     items, at = [], begin
@@ -506,11 +611,14 @@ def _object_list(clause: str) -> list[str]:
     items.append((at, len(clause)))
     for a, b in items:
         words = masked[a:b].split()
-        if not words or len(words) > 5 or (len(words) > 1 and _FINITE.search(masked[a:b])):
+        # An item with a verb of its own is a clause, not an object ("permission set name":
+        # a noun that looks like a verb inside a name is not one).
+        verb = _CLAUSE_VERB.search(masked[a:b]) or starts_with_verb(masked[a:b].strip())
+        if not words or len(words) > 5 or (len(words) > 1 and verb):
             return [clause]
         if re.search(r"\b(?:with|of|for|to|in|on|by|from|that|which)\b", masked[a:b], re.I):
             return [clause]
-    head = clause[: shows.end()]
+    head = clause[:begin] if closed else clause[: shows.end()]
     # A leading "the" is every item's ("they see the type, message, and timestamp" → "the
     # message"); "a"/"an" is not carried (its form depends on the noun), nor a possessive
     # (hand decompositions keep "their name, course name" apart).

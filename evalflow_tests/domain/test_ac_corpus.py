@@ -29,12 +29,17 @@ HOLDOUT3 = yaml.safe_load((Path(__file__).parent / "ac_holdout3.yaml").read_text
 # prompted (either-outcome "or", lists of quoted/code items and of verb phrases, a leading
 # condition carried with its subject, a SHALL clause in a When, UI lists with fields) 72/73.
 HOLDOUT4 = yaml.safe_load((Path(__file__).parent / "ac_holdout4.yaml").read_text())
+# A second blind round after those rules (two Kiro-style specs of one more repository): 42/55
+# drafted exactly, as before them; 50/55 after the rules it prompted (two verbs of one object,
+# modifiers sharing a plural head noun, a list after "via"/"of", a closing scope phrase).
+HOLDOUT5 = yaml.safe_load((Path(__file__).parent / "ac_holdout5.yaml").read_text())
 # The shares drafted exactly when these floors were set; raise them with the drafter.
-FLOOR = 0.97
+FLOOR = 0.975
 HOLDOUT_FLOOR = 0.88
-HOLDOUT2_FLOOR = 0.93
+HOLDOUT2_FLOOR = 0.95
 HOLDOUT3_FLOOR = 0.94
 HOLDOUT4_FLOOR = 0.98
+HOLDOUT5_FLOOR = 0.9
 
 
 def test_the_corpus_is_real_and_large_enough() -> None:
@@ -49,6 +54,7 @@ SETS = [
     ("holdout2", HOLDOUT2, HOLDOUT2_FLOOR),
     ("holdout3", HOLDOUT3, HOLDOUT3_FLOOR),
     ("holdout4", HOLDOUT4, HOLDOUT4_FLOOR),
+    ("holdout5", HOLDOUT5, HOLDOUT5_FLOOR),
 ]
 
 

@@ -172,3 +172,38 @@ def test_a_ui_list_with_fields_names_each_field_of_each_item() -> None:
     assert decomposition(
         'Given x, When y, Then I see all invoices containing "May" with dates and amounts'
     ) == ('I see all invoices containing "May"', "invoice carries dates", "invoice carries amounts")
+
+
+def test_shared_verbs_head_nouns_lists_and_scopes_are_distributed() -> None:
+    # Rules the second blind round (ac_holdout5.yaml) prompted, on sentences written here.
+    assert decomposition("WHEN x THEN the system SHALL validate and store the uploaded file") == (
+        "validate the uploaded file",
+        "store the uploaded file",
+    )
+    assert decomposition("WHEN x THEN the system SHALL accept PNG, JPEG, and vector images") == (
+        "accept PNG images",
+        "accept JPEG images",
+        "accept vector images",
+    )
+    # Nouns that stand alone keep their own head ("amount, description, and date fields").
+    assert decomposition(
+        "WHEN x THEN the system SHALL suggest query caching and indexing strategies"
+    ) == (
+        "suggest query caching",
+        "suggest indexing strategies",
+    )
+    assert decomposition("WHEN x THEN the system SHALL send alerts via SMS, chat, or email") == (
+        "send alerts via SMS",
+        "send alerts via chat",
+        "send alerts via email",
+    )
+    assert decomposition(
+        "WHEN x THEN the system SHALL list the owners of files, folders, and links"
+    ) == (
+        "list the owners of files",
+        "list the owners of folders",
+        "list the owners of links",
+    )
+    assert decomposition(
+        "WHEN x THEN the system SHALL record start times and error counts for each job"
+    ) == ("record start times for each job", "record error counts for each job")
