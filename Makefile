@@ -16,10 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/evalflow demo
 
+# worksteal: each worker starts on one contiguous half of the tests (a module's tests, and so
+# its module fixtures, mostly stay on one worker); one that runs out takes half of what the
+# other has left, so neither idles at the end behind the other's long tail.
 test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 -m "not slow" --timeout=300
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not slow" --timeout=300
 
 lint: $(STAMP)
 	$(BIN)/ruff format .

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -87,19 +90,31 @@ def warehouse_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def scored_demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A warehouse in which the demo's trialist bmad-r1 run (a confirmed ✗ gate, so an
-    Adjusted Final) is registered, materialised and ranked, once per test process: a
+    Adjusted Final) is registered, materialised and ranked, once per test session: a
     pipeline run costs tens of seconds, so tests that only read a scored run share this
-    one and must not write to it."""
+    one and must not write to it. The xdist workers of one session share it too (the first
+    to need it builds it under a file lock in the session's common temporary directory; the
+    others wait for it or find it built) instead of each building its own."""
     from evalflow.cli import main
 
-    root = tmp_path_factory.mktemp("scored-demo") / "wh"
-    manifest = DEMO / "runs" / "bmad-r1.yaml"
-    for args in (["register", str(manifest)], ["materialize", "--workers", "1"]):
-        with pytest.MonkeyPatch.context() as env:
-            env.delenv("DAGSTER_HOME", raising=False)
-            with pytest.raises(SystemExit) as done:
-                main([*args, "--warehouse", str(root)])
-        assert done.value.code in (0, None), args
+    base = tmp_path_factory.getbasetemp()
+    # A worker's base is `<session's base>/popen-gwN`, so its parent belongs to this session;
+    # without xdist the parent holds other sessions' bases.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    built = shared / "scored-demo"
+    root = built / "wh"
+    with open(shared / "scored-demo.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (built / "complete").exists():
+            shutil.rmtree(built, ignore_errors=True)  # a build that failed in another worker
+            manifest = DEMO / "runs" / "bmad-r1.yaml"
+            for args in (["register", str(manifest)], ["materialize", "--workers", "1"]):
+                with pytest.MonkeyPatch.context() as env:
+                    env.delenv("DAGSTER_HOME", raising=False)
+                    with pytest.raises(SystemExit) as done:
+                        main([*args, "--warehouse", str(root)])
+                assert done.value.code in (0, None), args
+            (built / "complete").touch()
     return root
 
 
