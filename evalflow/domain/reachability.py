@@ -1,4 +1,5 @@
-"""Which production Python files a run's application can execute: a static import graph.
+"""Which production files a run's application can execute: a static import graph, for
+Python (`python_reach`) and for JavaScript/TypeScript (`script_reach`, its own rules there).
 
 An agent may leave real-looking code where nothing runs it (on papertrail, a nested copy of the
 services beside stub routers the application mounts); a probe matching there proves nothing
@@ -28,16 +29,27 @@ by convention), or in reached code a dynamic import whose target is not a consta
 (`importlib.import_module(name)`, `__import__`, `runpy`, `spec_from_file_location`,
 `exec`/`eval`) or a module discovery (`pkgutil.iter_modules`, `walk_packages`,
 `autodiscover`, entry points).
+
+JavaScript/TypeScript (`script_reach`) follows the same principle with its own roots (pages'
+`<script>` tags, `package.json` entries, bundler conventions, Next.js routes) and one more
+fact: an ES module evaluates only when its whole static import graph resolves, so an entry
+whose static imports reach a relative JavaScript import of a file the run provably lacks
+loads nothing (`UNLOADED`).
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-UNREACHED = "evidence only in code no application entry point imports"
+# Every reason a match is no evidence the application runs it starts so (`NOT_RUN`).
+NOT_RUN = "evidence only in code "
+UNREACHED = NOT_RUN + "no application entry point imports"
+UNLOADED = NOT_RUN + "whose entry point fails to load"
 
 _APP_BUILDERS = frozenset(
     {"FastAPI", "Flask", "Starlette", "Quart", "Sanic", "Litestar", "Typer", "Celery"}
@@ -100,17 +112,28 @@ def is_entry_config(path: str) -> bool:
 
 @dataclass(frozen=True)
 class Reach:
-    """The production Python files graphed, those an application root reaches, and the roots.
-    `off` says why the rule does not apply (then no file is unreached)."""
+    """The production files graphed (Python, or JS/TS), those an application root reaches, and the
+    roots. `off` says why the rule does not apply (then no file is unreached)."""
 
-    python: frozenset[str]
+    graphed: frozenset[str]
     reached: frozenset[str]
     roots: tuple[str, ...]
     off: str | None = None
+    # Files reached only through entry points that fail to load, and why they fail.
+    unloaded: frozenset[str] = frozenset()
+    failures: tuple[str, ...] = ()
 
     def unreached(self, path: str) -> bool:
-        """Whether `path` is production Python that no application root imports."""
-        return self.off is None and path in self.python and path not in self.reached
+        """Whether `path` is production code that no application root runs."""
+        return self.off is None and path in self.graphed and path not in self.reached
+
+    def why(self, path: str) -> str | None:
+        """Why a match in `path` is no evidence the application runs it, or None."""
+        if not self.unreached(path):
+            return None
+        if path in self.unloaded:
+            return f"{UNLOADED} ({'; '.join(self.failures[:2])})"
+        return UNREACHED
 
 
 def module_name(path: str) -> str:
@@ -311,3 +334,309 @@ def python_reach(python: Mapping[str, str], config: Mapping[str, str] | None = N
             seen.add(nxt)
             stack.append(nxt)
     return Reach(files, frozenset(seen), tuple(roots))
+
+
+# -- JavaScript / TypeScript ------------------------------------------------------------------
+
+SCRIPT_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+# Files that hold scripts evalflow has no grammar for: their import specifiers are read from
+# the text (an over-approximation: an edge too many only keeps more code reached).
+EMBEDDING_EXTENSIONS = (".vue", ".svelte", ".astro", ".mdx", ".html", ".htm")
+# Frameworks that load modules by convention evalflow does not model (Next.js is modelled:
+# its `pages/` and `app/` files are roots).
+_CONVENTION_FRAMEWORKS = re.compile(
+    r"^(?:nuxt|nuxt3|gatsby|astro|vitepress|expo-router|@sveltejs/kit|@angular/core"
+    r"|@remix-run/.+|@react-router/dev|@docusaurus/core|@tanstack/router-plugin|@nuxt/.+)$"
+)
+_SPEC_TEXT = re.compile(
+    r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*|\bsrc\s*=\s*)["'`]([^"'`\s]+)["'`]"""
+)
+_PATH_TOKEN = re.compile(r"[\w./@-]*\w\.(?:[cm]?[jt]sx?)\b")
+# Entries by convention: a bundler's `src/main.*`/`src/index.*`, tool configs and stories (run
+# by their tools) anywhere; `_PACKAGE_ENTRY` beside a package.json or at the run's root.
+_CONVENTIONAL_ENTRY = re.compile(
+    r"(?:^|/)src/(?:main|index)\.(?:[cm]?[jt]sx?)$"
+    r"|(?:^|/)[^/]*\.config\.(?:[cm]?[jt]s)$|(?:^|/)\.eslintrc\.[cm]?js$"
+    r"|(?:^|/)[^/]*\.stories\.[jt]sx?$"
+)
+_PACKAGE_ENTRY = re.compile(r"^(?:src/)?(?:main|index|server|app)\.(?:[cm]?[jt]sx?)$")
+_NEXT_ROUTE = re.compile(r"(?:^|/)(?:src/)?(?:pages|app)/|(?:^|/)(?:middleware|instrumentation)\.")
+# Text of a file run directly: a shebang, or the CommonJS/Deno main-module guards.
+_RUN_DIRECTLY = re.compile(r"\A#!|require\.main\s*===?\s*module|import\.meta\.main\b")
+
+
+@dataclass(frozen=True)
+class ScriptFile:
+    """The module references of one JS/TS file (`evalflow.repo.scopes.script_file` reads them).
+
+    `static`: specifiers of `import … from`, `export … from` and `import 'x'`; `loads`: other
+    literal references (`require('x')`, `import('x')`, a string naming a script file);
+    `dynamic`: the first load whose target is not a literal, or a module glob; `strict`:
+    whether a missing static import stops the module loading — JavaScript, where every
+    import is kept (a TypeScript compiler drops imports used only as types)."""
+
+    static: tuple[str, ...] = ()
+    loads: tuple[str, ...] = ()
+    dynamic: str | None = None
+    strict: bool = False
+    runs_directly: bool = False
+
+
+def runs_directly(text: str) -> bool:
+    """Whether a script is run as a program itself: a shebang, or a main-module guard."""
+    return bool(_RUN_DIRECTLY.search(text))
+
+
+def embedded_script_file(text: str) -> ScriptFile:
+    """The references of a file that embeds scripts (HTML, Vue, Svelte…), read from its text."""
+    return ScriptFile(loads=tuple(m.group(1) for m in _SPEC_TEXT.finditer(text[:1_000_000])))
+
+
+class _Paths:
+    """Resolution of specifiers against every path the run holds."""
+
+    def __init__(self, present: Iterable[str], nodes: Iterable[str], root: str | None) -> None:
+        self.present = frozenset(present)
+        self.root = root
+        self.dirs = {p[:i] for p in self.present for i, c in enumerate(p) if c == "/"}
+        self.work = 0  # candidates looked at, bounded as for Python (`_MAX_WORK`)
+        # A node by its path without extension and, for an index file, by its folder.
+        self.by_stem: dict[str, set[str]] = {}
+        self.by_last: dict[str, set[str]] = {}
+        for path in nodes:
+            for key in _keys(path):
+                self.by_stem.setdefault(key, set()).add(path)
+                self.by_last.setdefault(key.rsplit("/", 1)[-1], set()).add(key)
+        # Every prefix a file extends with an extension: `x` for `x.module.css` too (a
+        # bundler may resolve any extension; only a name nothing extends is missing).
+        self.stems = {
+            p[: len(p) - len(last) + i]
+            for p in self.present
+            for last in [p.rsplit("/", 1)[-1]]
+            for i, c in enumerate(last)
+            if c == "." and i
+        }
+
+    def relative(self, spec: str, importer: str) -> set[str] | None:
+        """The files a relative specifier may mean; None when the run provably lacks it."""
+        base = _normalise(f"{importer.rsplit('/', 1)[0] if '/' in importer else ''}/{spec}")
+        if base is None or (self.root is not None and not _under(base, self.root)):
+            return set()  # outside what the run shows: unknown, never missing
+        found = set(self.by_stem.get(base, ())) | set(self.by_stem.get(_stem(base), ()))
+        if found or base in self.present or base in self.stems or _stem(base) in self.stems:
+            return found
+        # A folder without an index file (a package.json `main` inside it…): unknown.
+        return set() if base in self.dirs else None
+
+    def suffix(self, spec: str) -> set[str]:
+        """Over-approximation for a bare or root-relative specifier (`@/lib/x`, `/src/main.js`,
+        a `baseUrl` import): every node whose path ends in it, or in it without its first
+        segment (an alias)."""
+        spec = spec.strip("/")
+        tails = {_stem(spec), spec} | ({spec.split("/", 1)[1]} if "/" in spec else set())
+        found: set[str] = set()
+        for tail in tails:
+            candidates = self.by_last.get(tail.rsplit("/", 1)[-1], ())
+            self.work += len(candidates) + 1
+            for key in candidates:
+                if key == tail or key.endswith("/" + tail):
+                    found |= self.by_stem[key]
+        return found
+
+
+def _stem(path: str) -> str:
+    """The path without its extension (`a/App.jsx` → `a/App`, `a/x.service.ts` → `a/x.service`)."""
+    last = path.rsplit("/", 1)[-1]
+    return path[: len(path) - len(last)] + last.rsplit(".", 1)[0] if "." in last[1:] else path
+
+
+def _keys(path: str) -> tuple[str, ...]:
+    stem = _stem(path)
+    if stem.rsplit("/", 1)[-1] == "index" and "/" in stem:
+        return (stem, path, stem.rsplit("/", 1)[0])
+    return (stem, path)
+
+
+def _under(path: str, folder: str) -> bool:
+    return not folder or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _inside(path: str, folder: str) -> str:
+    """`path` relative to `folder` (which holds it)."""
+    return path[len(folder) :].lstrip("/") if folder else path
+
+
+def _normalise(path: str) -> str | None:
+    parts: list[str] = []
+    for part in path.split("?", 1)[0].split("/"):
+        if part in {"", "."}:
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _resolve(spec: str, importer: str, paths: _Paths) -> set[str] | None:
+    if spec.startswith(("./", "../")) or spec in {".", ".."}:
+        return paths.relative(spec, importer)
+    if spec.startswith(("http:", "https:", "//", "data:", "node:", "virtual:")):
+        return set()
+    if spec.startswith("/"):  # a page's `/src/main.js`: from the page's folder (the web root)
+        return paths.relative("." + spec, importer) or paths.suffix(spec)
+    return paths.suffix(spec)
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _package_entries(path: str, text: str, paths: _Paths) -> tuple[set[str], str | None]:
+    """Roots a package.json declares (`main`, `module`, `browser`, `bin`, `exports`, files its
+    `scripts` run; built paths map to sources of the same name), and a framework it uses that
+    loads modules by convention (then the rule is off)."""
+    data = _json(text)
+    if not isinstance(data, dict):
+        return set(), None
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    deps = {
+        name
+        for key in ("dependencies", "devDependencies", "peerDependencies")
+        if isinstance(data.get(key), dict)
+        for name in data[key]
+    }
+    convention = next((d for d in sorted(deps) if _CONVENTION_FRAMEWORKS.match(d)), None)
+    if convention is not None:
+        return set(), f"{convention} loads modules by convention ({path})"
+    declared = [
+        s for k in ("main", "module", "browser", "bin", "exports") for s in _strings(data.get(k))
+    ]
+    declared += [t for s in _strings(data.get("scripts")) for t in _PATH_TOKEN.findall(s)]
+    roots: set[str] = set()
+    for spec in declared:
+        local = paths.relative("./" + spec.removeprefix("./"), f"{folder}/package.json".lstrip("/"))
+        roots |= (local or set()) | paths.suffix(_stem(spec).rsplit("/", 1)[-1])
+    if "next" in deps:
+        roots |= {
+            p
+            for ps in paths.by_stem.values()
+            for p in ps
+            if _under(p, folder) and _NEXT_ROUTE.search(p[len(folder) :])
+        }
+    return roots, None
+
+
+def script_reach(
+    scripts: Mapping[str, ScriptFile],
+    embedding: Mapping[str, str],
+    config: Mapping[str, str],
+    present: Iterable[str],
+    root: str | None = None,
+) -> Reach:
+    """The reach of a run's JavaScript and TypeScript: `scripts` maps its production JS/TS files
+    to their references, `embedding` the files that embed scripts (HTML, Vue…) to their texts,
+    `config` its build and deployment files (`package.json` among them), `present` every path
+    the run holds (skipped binaries included), `root` the folder it is confined to.
+
+    Roots: the scripts an HTML file loads, what a `package.json` declares, conventional
+    entries (`src/main.*`, `index.*`, `server.*`, `app.*`, tool configs, stories), files run
+    directly, Next.js routes, and script paths the build and deployment files name. A root
+    whose static imports (followed through every file they reach) include a relative import
+    the run provably does not hold, in JavaScript, fails to load: nothing it reaches counts
+    (ES modules evaluate only when their whole static graph resolves). Off, as for Python,
+    when no root is found, a framework loads modules by convention, or reached code loads a
+    module named at run time."""
+    files = frozenset(scripts)
+    nodes = files | frozenset(embedding)
+    paths = _Paths(present, nodes, root)
+
+    def off(why: str) -> Reach:
+        return Reach(files, frozenset(), (), off=why)
+
+    read = dict(scripts) | {p: embedded_script_file(t) for p, t in embedding.items()}
+    roots: set[str] = set()
+    for path, text in sorted(config.items()):
+        if path.rsplit("/", 1)[-1] == "package.json":
+            declared, convention = _package_entries(path, text, paths)
+            if convention is not None:
+                return off(convention)
+            roots |= declared
+        else:
+            roots |= {p for t in _PATH_TOKEN.findall(text) for p in paths.suffix(t)}
+    roots |= {p for p in embedding if p.endswith((".html", ".htm"))}
+    packages = {root or ""} | {
+        p.rsplit("/", 1)[0] if "/" in p else "" for p in config if p.endswith("package.json")
+    }
+    for path in files:
+        if (
+            _CONVENTIONAL_ENTRY.search(path)
+            or scripts[path].runs_directly
+            or any(_PACKAGE_ENTRY.match(_inside(path, d)) for d in packages if _under(path, d))
+        ):
+            roots.add(path)
+    roots &= nodes
+    edges: dict[str, set[str]] = {}
+    static: dict[str, set[str]] = {}
+    missing: dict[str, str] = {}  # a JavaScript file → its first static import the run lacks
+    for path in sorted(nodes):
+        ref = read[path]
+        edges[path], static[path] = set(), set()
+        for spec in ref.static:
+            target = _resolve(spec, path, paths)
+            if target is None and ref.strict and path not in missing:
+                missing[path] = f"{path} imports {spec!r}, which the run does not hold"
+            static[path] |= target or set()
+        for spec in ref.loads:
+            edges[path] |= _resolve(spec, path, paths) or set()
+        edges[path] |= static[path]
+        edges[path].discard(path)
+    if paths.work > _MAX_WORK:
+        return off(f"the import graph is too large to follow ({len(files)} script files)")
+    if not roots & files and not any(edges[r] & files for r in roots):
+        return off("no JavaScript/TypeScript entry point (nothing to reach from)")
+    # A module fails to load when its static imports, followed, reach a missing one.
+    fails = set(missing)
+    importers: dict[str, set[str]] = {}
+    for path, targets in static.items():
+        for target in targets:
+            importers.setdefault(target, set()).add(path)
+    stack = list(missing)
+    while stack:
+        for importer in importers.get(stack.pop(), set()) - fails:
+            fails.add(importer)
+            stack.append(importer)
+    live = sorted(roots - fails)
+    seen, stack = set(live), list(live)
+    while stack:
+        current = stack.pop()
+        if read[current].dynamic is not None:
+            return off(read[current].dynamic or "")
+        for nxt in edges[current] - seen - fails:
+            seen.add(nxt)
+            stack.append(nxt)
+    # What the failing entries would reach: reported as unloaded, not as never imported.
+    dead, stack = set(roots), sorted(roots)
+    while stack:
+        for nxt in edges[stack.pop()] - dead:
+            dead.add(nxt)
+            stack.append(nxt)
+    why = tuple(sorted({missing[p] for p in missing if p in dead}))
+    return Reach(
+        files, frozenset(seen & files), tuple(sorted(roots)), None, frozenset(dead - seen), why
+    )

@@ -12,10 +12,10 @@ It proves a check only through the probes the frozen baseline gives it:
   undefined name, a message in an error path (raise/throw/log text), or an outcome value that
   is only declared (enum member, module constant), the check is UNSCORED with that reason —
   never MET (the rules: `RepoScopes.disqualifier`). An UNSCORED goes to a stronger judge; a
-  false MET is the worst error a judge can make. So is a match in a production Python file no
-  application entry point of the run imports (`evalflow.domain.reachability`; the rule is off
-  for a run without a determinable root or with dynamic imports): "evidence only in code no
-  application entry point imports".
+  false MET is the worst error a judge can make. So is a match in a production Python or
+  JS/TS file no application entry point of the run imports, or that only an entry point that
+  fails to load reaches (`evalflow.domain.reachability`; the rule is off, per language, for a
+  run without a determinable root or with dynamic imports): "evidence only in code …".
 - A probe with no match at all proves the behaviour missing only portably (SPEC §5: one
   baseline, every implementation alike; `evalflow.domain.portability`): it spells out an
   identifier the AC fixes that occurs in no file of its kind in the run, or the baseline
@@ -71,9 +71,25 @@ from evalflow.domain.portability import (
     fixed_identifiers,
     pinned,
 )
-from evalflow.domain.reachability import UNREACHED, Reach, is_entry_config, python_reach
+from evalflow.domain.reachability import (
+    EMBEDDING_EXTENSIONS,
+    NOT_RUN,
+    SCRIPT_EXTENSIONS,
+    Reach,
+    ScriptFile,
+    is_entry_config,
+    python_reach,
+    script_reach,
+)
 from evalflow.judges.base import JudgeRequest, OfflineJudge
-from evalflow.repo.scopes import RepoScopes, Scope, is_code_file, is_doc_file
+from evalflow.repo.scopes import (
+    RepoScopes,
+    Scope,
+    is_code_file,
+    is_doc_file,
+    is_generated,
+    script_file,
+)
 from evalflow.repo.snapshot import WORKTREE, RepoSnapshot
 from evalflow.repo.test_inventory import (
     TEST_NAMED,
@@ -87,7 +103,7 @@ from evalflow.repo.test_inventory import (
     is_unread_test_file,
 )
 
-JUDGE_VERSION = "heuristic-9"
+JUDGE_VERSION = "heuristic-10"
 _LEVEL_FAILURE = "asserted only in unit tests; an e2e test is required"
 # A whole-line comment is never evidence: commented-out code does not perform anything.
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|<!--)")
@@ -190,11 +206,38 @@ class _Index:
             {p: f.text for p, f in files.items() if is_entry_config(p)},
         )
 
+    @cached_property
+    def script_reach(self) -> Reach:
+        """Which production JS/TS files an application entry point loads (once per run)."""
+        files = self.snapshot.files
+        scripts: dict[str, ScriptFile] = {}
+        for path in sorted(files):
+            if path in self.test_paths or path in self.unread_tests:
+                continue
+            parsed = self.scopes.parsed(path) if path.endswith(SCRIPT_EXTENSIONS) else None
+            if parsed is not None:
+                scripts[path] = script_file(parsed)
+        embedding = {
+            p: f.text
+            for p, f in files.items()
+            if p.endswith(EMBEDDING_EXTENSIONS)
+            and p not in self.test_paths
+            and not is_generated(p, f.text)
+        }
+        skipped = {n.split(": skipped", 1)[0] for n in self.snapshot.notes if ": skipped" in n}
+        return script_reach(
+            scripts,
+            embedding,
+            {p: f.text for p, f in files.items() if is_entry_config(p)},
+            set(files) | skipped,
+            self.snapshot.root,
+        )
+
     def disqualifier(self, hit: _Hit) -> str | None:
         """Why a production-code match performs nothing, or None (`RepoScopes.disqualifier`,
-        then: Python no application entry point imports)."""
+        then: code no application entry point runs, Python or JS/TS)."""
         why = self.scopes.disqualifier(hit.path, hit.line, hit.start, hit.end)
-        return why or (UNREACHED if self.reach.unreached(hit.path) else None)
+        return why or self.reach.why(hit.path) or self.script_reach.why(hit.path)
 
     @cached_property
     def _kind_texts(self) -> dict[str, str]:
@@ -716,13 +759,17 @@ def _silent(probe: Probe, kind: str, out_of_reach: bool) -> str:
 
 def _no_proof(probe: Probe, rejected: list[tuple[_Hit, str]]) -> str:
     """Why the matches of an impl probe prove nothing: code that performs nothing (the first
-    three, with their reasons), or that no application entry point imports (its files)."""
-    unreached = sorted({hit.path for hit, why in rejected if why == UNREACHED})
-    other = [(hit, why) for hit, why in rejected if why != UNREACHED]
+    three, with their reasons), or that no application entry point runs (its files)."""
+    not_run: dict[str, set[str]] = {}
+    for hit, why in rejected:
+        if why.startswith(NOT_RUN):
+            not_run.setdefault(why, set()).add(hit.path)
+    other = [(hit, why) for hit, why in rejected if not why.startswith(NOT_RUN)]
     reasons = [f"{hit.path}:{hit.line} {why}" for hit, why in other[:3]]
-    if unreached:
-        more = f" and {len(unreached) - 3} more" if len(unreached) > 3 else ""
-        reasons.append(f"{UNREACHED}: {', '.join(unreached[:3])}{more}")
+    for why, paths in sorted(not_run.items()):
+        files = sorted(paths)
+        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+        reasons.append(f"{why}: {', '.join(files[:3])}{more}")
     return f"{probe.pattern!r} matches only code that is no proof: {'; '.join(reasons)}"
 
 

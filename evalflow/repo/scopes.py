@@ -44,6 +44,7 @@ from functools import cached_property
 from tree_sitter import Node
 
 from evalflow.domain.patterns import Pattern, compile_untrusted
+from evalflow.domain.reachability import ScriptFile, embedded_script_file, runs_directly
 from evalflow.repo.tests_common import Grammar, parser_for, text_of
 
 GRAMMAR_BY_EXTENSION: Mapping[str, Grammar] = {
@@ -386,6 +387,121 @@ def is_stub(function: Node) -> bool:
     return False
 
 
+def is_inert_class(cls: Node) -> bool:
+    """A class that performs nothing: no base class and no decorator (either may supply
+    behaviour), and its body holds only docstrings, constant attributes and methods whose
+    every statement is inert (`_inert`): a worker whose `start()` only sets
+    `self.running = True` and logs is a name, not a worker."""
+    bases = cls.child_by_field_name("superclasses")
+    if (bases is not None and text_of(bases).replace(" ", "") not in {"()", "(object)"}) or any(
+        c.type in {"class_heritage", "decorator"} for c in cls.children
+    ):
+        return False
+    if cls.parent is not None and cls.parent.type == "decorated_definition":
+        return False
+    body = cls.child_by_field_name("body")
+    if body is None:
+        return False
+    for child in body.named_children:
+        member = child
+        if child.type == "decorated_definition":
+            if any(text_of(d) not in _PLAIN_METHOD_DECORATORS for d in _decorators_of(child)):
+                return False
+            member = child.child_by_field_name("definition") or child
+        if member.type in {"comment", "pass_statement"}:
+            continue
+        if member.type in {"function_definition", "method_definition"}:
+            if not all(_inert(st) for st in _body_statements(member)):
+                return False
+        elif member.type in {"field_definition", "public_field_definition"}:
+            value = member.child_by_field_name("value")
+            if value is not None and not _constant(value):
+                return False
+        elif not _inert(member):
+            return False
+    return True
+
+
+# Method decorators that change how a method is called, never what it does.
+_PLAIN_METHOD_DECORATORS = frozenset({"@property", "@staticmethod", "@classmethod"})
+_CLASSES = frozenset({"class_definition", "class_declaration", "class"})
+_CONSTANTS = frozenset(
+    {
+        "true",
+        "false",
+        "none",
+        "null",
+        "undefined",
+        "integer",
+        "float",
+        "number",
+        "string",
+        "ellipsis",
+    }
+)
+
+
+def _decorators_of(decorated: Node) -> list[Node]:
+    return [c for c in decorated.children if c.type == "decorator"]
+
+
+def _constant(node: Node) -> bool:
+    """A literal (number, string, boolean, None/null/undefined) or an empty collection."""
+    if node.type in _CONSTANTS:
+        return node.type != "string" or not any(
+            c.type in {"interpolation", "template_substitution"} for c in node.children
+        )
+    return node.type in {"list", "dictionary", "tuple", "array", "object"} and (
+        not node.named_children
+    )
+
+
+def _own_attribute(node: Node) -> bool:
+    """`self.x` / `this.x`: state of the instance itself."""
+    if node.type not in {"attribute", "member_expression"}:
+        return False
+    owner = node.child_by_field_name("object")
+    return owner is not None and text_of(owner) in {"self", "this", "cls"}
+
+
+def _inert(statement: Node) -> bool:
+    """A statement that performs nothing beyond the instance's own flags: a docstring,
+    `pass`/`...`, a log or print call, a return of a constant or an own attribute, an own
+    attribute set to a constant or to a logger, a raise of "not implemented"."""
+    text = text_of(statement).strip().rstrip(";")
+    if statement.type in {"pass_statement", "comment", "empty_statement"}:
+        return True
+    if statement.type in {"raise_statement", "throw_statement"}:
+        return "NotImplementedError" in text or bool(_NOT_IMPLEMENTED.search(text))
+    if statement.type == "return_statement":
+        value = statement.named_children[0] if statement.named_children else None
+        return value is None or _constant(value) or _own_attribute(value)
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return False
+    expr = statement.named_children[0]
+    if expr.type in {"string", "ellipsis"}:
+        return True
+    if expr.type in {"assignment", "assignment_expression"}:
+        left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+        if left is None or right is None or not _own_attribute(left):
+            return False
+        return _constant(right) or (
+            right.type in _CALLS and callee_name(right) in {"getLogger", "get_logger"}
+        )
+    if expr.type in {"await", "await_expression"} and expr.named_children:
+        expr = expr.named_children[0]
+    if expr.type in _CALLS:
+        target = expr.child_by_field_name("function")
+        owner = target.child_by_field_name("object") if target is not None else None
+        method = callee_name(expr)
+        if target is not None and target.type == "identifier":
+            return method == "print"
+        return (method in _LOG_METHODS or method == "log") and bool(
+            _LOG_OBJECTS.match(_last_name(owner) or "")
+        )
+    return False
+
+
 @dataclass(frozen=True)
 class Scope:
     """A compiled `within:` of a probe (the vocabulary is in the module docstring)."""
@@ -465,6 +581,78 @@ class ParsedFile:
                 names.add(text_of(node))
             stack.extend(node.children)
         return frozenset(names)
+
+
+_SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w./@-]+\.(?:[cm]?[jt]sx?)$")
+
+
+def script_file(parsed: ParsedFile) -> ScriptFile:
+    """The module references of a parsed JS/TS file (`evalflow.domain.reachability`): static
+    imports and re-exports, `require`/`import()` of a literal, strings naming a script file,
+    and the first load of a computed name or a module glob (`import.meta.glob`,
+    `require.context`). A file with syntax errors gives every specifier-like text as a plain
+    reference (its imports are then not known exactly)."""
+    if parsed.grammar == "python":
+        raise ValueError(f"{parsed.path} is no script")
+    text = "\n".join(parsed.lines)
+    direct = runs_directly(text)
+    if parsed.tree.root_node.has_error:
+        loose = embedded_script_file(text)
+        return ScriptFile(loads=loose.loads, runs_directly=direct)
+    static: list[str] = []
+    loads: list[str] = []
+    dynamic: str | None = None
+    stack = [parsed.tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.children))  # document order: the first missing is named
+        if node.type in {"import_statement", "export_statement"}:
+            source = node.child_by_field_name("source")
+            if source is None:
+                continue
+            spec = _literal(source)
+            type_only = any(c.type == "type" for c in node.children)
+            if node.type == "import_statement" and any(
+                c.type == "import_require_clause" for c in node.children
+            ):
+                loads.append(spec or "")
+            else:
+                (loads if type_only else static).append(spec or "")
+        elif node.type in {"call_expression"}:
+            callee = node.child_by_field_name("function")
+            name = text_of(callee) if callee is not None else ""
+            if name in {"import.meta.glob", "require.context", "import.meta.globEager"}:
+                dynamic = dynamic or f"{name}() loads modules by pattern ({parsed.path})"
+            elif name in {"import", "require"}:
+                args = node.child_by_field_name("arguments")
+                first = args.named_children[0] if args is not None and args.named_children else None
+                spec = _literal(first) if first is not None else None
+                if spec is not None:
+                    loads.append(spec)
+                elif dynamic is None:
+                    line = node.start_point[0] + 1
+                    dynamic = f"{name}() loads code named at run time ({parsed.path}:{line})"
+        elif node.type == "string":
+            spec = _literal(node)
+            if spec and _SCRIPT_PATH.match(spec):
+                loads.append(spec)
+    return ScriptFile(
+        static=tuple(s for s in static if s),
+        loads=tuple(s for s in loads if s),
+        dynamic=dynamic,
+        strict=parsed.grammar == "javascript",
+        runs_directly=direct,
+    )
+
+
+def _literal(node: Node) -> str | None:
+    """The value of a string literal, or of a template literal without substitutions."""
+    if node.type == "string" or (
+        node.type == "template_string"
+        and not any(c.type == "template_substitution" for c in node.children)
+    ):
+        return text_of(node)[1:-1]
+    return None
 
 
 class RepoScopes:
@@ -683,7 +871,9 @@ class RepoScopes:
            included), it has no decorator, it is no default export and no dunder method,
            and it is not a callback handed to a call. A function only reached through a
            dead function is dead too (every enclosing function is checked).
-        2. *stub*: the match lies in a function whose body performs nothing (`is_stub`).
+        2. *stub*: the match lies in a function whose body performs nothing (`is_stub`), or
+           in a class that performs nothing (`is_inert_class`: no base, no decorator, its
+           methods only log and set or return constants).
         3. *call without behaviour*: the match covers the callee of a call whose every
            definition in the repository is a stub, or whose bare name is defined nowhere in
            the repository, imported nowhere in the file and is no builtin.
@@ -720,6 +910,11 @@ class RepoScopes:
                 return f"stub: {where} has a body that performs nothing"
             if name and self._dead(fn, name):
                 return f"dead code: {where} is never referenced"
+        for cls in (a for a in _ancestors(node) if a.type in _CLASSES):
+            if is_inert_class(cls):
+                name = text_of(cls.child_by_field_name("name"))
+                where = f"class `{name}` (line {cls.start_point[0] + 1})"
+                return f"stub: {where} only logs and sets or returns constants"
         return None
 
     def _dead(self, fn: Node, name: str) -> bool:

@@ -1,7 +1,15 @@
 from __future__ import annotations
 
 from evalflow.domain import reachability
-from evalflow.domain.reachability import is_entry_config, module_name, python_reach
+from evalflow.domain.reachability import (
+    UNLOADED,
+    UNREACHED,
+    ScriptFile,
+    is_entry_config,
+    module_name,
+    python_reach,
+    script_reach,
+)
 
 APP = "from fastapi import FastAPI\nfrom .api.papers import router\napp = FastAPI()\n"
 STUB = "def ingest(url):\n    return {'paper_id': '123'}\n"
@@ -120,3 +128,77 @@ def test_a_graph_too_large_to_follow_turns_the_rule_off(monkeypatch) -> None:
     assert reachability.python_reach(files).unreached("b.py")
     monkeypatch.setattr(reachability, "_MAX_WORK", 1)
     assert "too large to follow" in (reachability.python_reach(files).off or "")
+
+
+# -- JavaScript / TypeScript ------------------------------------------------------------------
+
+PAGE = '<html><body><script type="module" src="/src/main.jsx"></script></body></html>\n'
+
+
+def vite_app(app_imports: tuple[str, ...]) -> dict[str, ScriptFile]:
+    return {
+        "web/src/main.jsx": ScriptFile(static=("react", "./App.jsx"), strict=True),
+        "web/src/App.jsx": ScriptFile(static=app_imports, strict=True),
+        "web/src/views/Detail.jsx": ScriptFile(strict=True),
+        "web/src/views/Lazy.jsx": ScriptFile(strict=True),
+        "web/old/Detail.jsx": ScriptFile(strict=True),
+    }
+
+
+def test_a_page_reaches_its_scripts_through_static_and_literal_dynamic_imports() -> None:
+    scripts = vite_app(("./views/Detail",))
+    scripts["web/src/App.jsx"] = ScriptFile(
+        static=("./views/Detail",), loads=("./views/Lazy.jsx",), strict=True
+    )
+    reach = script_reach(scripts, {"web/index.html": PAGE}, {}, [*scripts, "web/index.html"])
+    assert reach.off is None
+    assert not reach.unreached("web/src/views/Detail.jsx")
+    assert not reach.unreached("web/src/views/Lazy.jsx")
+    assert reach.why("web/old/Detail.jsx") == UNREACHED
+
+
+def test_a_missing_static_import_in_javascript_stops_the_entry_loading() -> None:
+    scripts = vite_app(("./views/Detail", "./views/Dashboard"))
+    present = [*scripts, "web/index.html"]
+    reach = script_reach(scripts, {"web/index.html": PAGE}, {}, present)
+    why = reach.why("web/src/views/Detail.jsx") or ""
+    assert why.startswith(UNLOADED)
+    assert "web/src/App.jsx imports './views/Dashboard'" in why
+    # A file the snapshot skipped (binary, too large) is held; TypeScript may drop an import
+    # used only as a type; a path outside the run's folder is unknown: none of them fails.
+    assert script_reach(
+        scripts, {"web/index.html": PAGE}, {}, [*present, "web/src/views/Dashboard.jsx"]
+    ).reached >= {"web/src/views/Detail.jsx"}
+    scripts["web/src/App.jsx"] = ScriptFile(static=("./views/Detail", "./views/Dashboard"))
+    assert not script_reach(scripts, {"web/index.html": PAGE}, {}, present).unreached(
+        "web/src/views/Detail.jsx"
+    )
+    scripts["web/src/App.jsx"] = ScriptFile(static=("./views/Detail", "../../x"), strict=True)
+    reach = script_reach(scripts, {"web/index.html": PAGE}, {}, present, root="web")
+    assert not reach.unreached("web/src/views/Detail.jsx")
+
+
+def test_package_json_next_routes_and_aliases_are_entries() -> None:
+    scripts = {
+        "api/src/server.ts": ScriptFile(static=("@/lib/db",)),
+        "api/src/lib/db.ts": ScriptFile(),
+        "api/src/unused.ts": ScriptFile(),
+    }
+    config = {"api/package.json": '{"main": "dist/server.js"}'}
+    reach = script_reach(scripts, {}, config, scripts)
+    assert not reach.unreached("api/src/server.ts")  # `dist/server.js` is built from it
+    assert not reach.unreached("api/src/lib/db.ts")  # the `@/` alias resolves by suffix
+    assert reach.unreached("api/src/unused.ts")
+    web = {"web/app/page.tsx": ScriptFile(), "web/lib/dead.ts": ScriptFile()}
+    next_app = {"web/package.json": '{"dependencies": {"next": "15"}}'}
+    reach = script_reach(web, {}, next_app, web)
+    assert not reach.unreached("web/app/page.tsx") and reach.unreached("web/lib/dead.ts")
+
+
+def test_the_script_rule_is_off_without_knowing() -> None:
+    lib = {"lib/a.js": ScriptFile(), "lib/b.js": ScriptFile()}
+    assert "no JavaScript/TypeScript entry point" in (script_reach(lib, {}, {}, lib).off or "")
+    dynamic = {"src/index.js": ScriptFile(dynamic="import() loads code named at run time")}
+    assert script_reach({**lib, **dynamic}, {}, {}, lib).off
+    nuxt = {"package.json": '{"dependencies": {"nuxt": "3"}}'}
+    assert "nuxt loads modules by convention" in (script_reach(lib, {}, nuxt, lib).off or "")

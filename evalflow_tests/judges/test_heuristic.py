@@ -757,3 +757,42 @@ def test_evidence_only_in_python_no_entry_point_imports_is_unscored(make_repo) -
     del files["pt/backend/main.py"]
     files["pt/pt/backend/__init__.py"] = "from .ingest import ingest\n"
     assert judge_one(make_repo, files, check).status == "MET"
+
+
+def test_evidence_in_a_frontend_whose_entry_fails_to_load_is_unscored(make_repo) -> None:
+    files = {
+        "web/index.html": '<script type="module" src="/src/main.jsx"></script>\n',
+        "web/src/main.jsx": "import App from './App.jsx'\nrender(App)\n",
+        "web/src/App.jsx": (
+            "import { Detail } from './views/Detail'\n"
+            "import { Dashboard } from './views/Dashboard'\n"
+            "export default function App() { return [Detail, Dashboard] }\n"
+        ),
+        "web/src/views/Detail.jsx": "export const Detail = (p) => p.summary === '<summary>'\n",
+    }
+    check = impl("'<summary>'")
+    v = judge_one(make_repo, files, check)
+    assert v.status == "UNSCORED" and not v.evidence
+    assert "entry point fails to load (web/src/App.jsx imports './views/Dashboard'" in v.rationale
+    files["web/src/views/Dashboard.jsx"] = "export const Dashboard = 1\n"
+    assert judge_one(make_repo, files, check).status == "MET"
+
+
+def test_a_class_that_only_flips_a_flag_is_no_worker(make_repo) -> None:
+    worker = "class BackfillWorker:\n    def start(self):\n        self.running = True\n"
+    files = {
+        "app/main.py": (
+            "from fastapi import FastAPI\nfrom app.w import BackfillWorker\n"
+            "app = FastAPI()\nBackfillWorker().start()\n"
+        ),
+        "app/w.py": worker,
+        "app/__init__.py": "",
+    }
+    check = impl(r"class\s+\w*Backfill")
+    v = judge_one(make_repo, files, check)
+    assert v.status == "UNSCORED"
+    assert "class `BackfillWorker` (line 1) only logs and sets or returns constants" in v.rationale
+    files["app/w.py"] = worker.replace("self.running = True", "self.task = fill_placeholders()")
+    files["app/w.py"] = "from app.llm import fill_placeholders\n" + files["app/w.py"]
+    files["app/llm.py"] = "def fill_placeholders():\n    return complete('x')\n"
+    assert judge_one(make_repo, files, check).status == "MET"
