@@ -217,23 +217,35 @@ def _query(warehouse: Path, sql: str) -> list[dict[str, Any]]:
     return json.loads(_evalflow("query", sql, "--warehouse", str(warehouse), "--json"))
 
 
-def _score(bench: Benchmark, warehouse: Path, *extra: str) -> dict[str, Any]:
-    out = _evalflow("score", str(bench.manifest), "--warehouse", str(warehouse), "--json", *extra)
-    rows = [r for r in json.loads(out) if r.get("run_key") == bench.run_key]
+def _score(bench: Benchmark, warehouse: Path, judge: str, *extra: str) -> dict[str, Any]:
+    """The leaderboard row of the benchmark's run as scored by `judge` (a warehouse keeps
+    every judge's result of a run side by side: the row is chosen by run and judge)."""
+    out = _evalflow(
+        "score", str(bench.manifest), "--warehouse", str(warehouse), "--json", "--judge", judge,
+        *extra,
+    )  # fmt: skip
+    rows = [
+        r
+        for r in json.loads(out)
+        if r.get("run_key") == bench.run_key and r.get("judge_name") == judge
+    ]
     if not rows:
-        raise InputError(f"evalflow score printed no row for {bench.run_key}")
+        raise InputError(f"evalflow score printed no row for {bench.run_key} judged by {judge}")
     return rows[0]
 
 
-def _verdicts(warehouse: Path, run_key: str) -> dict[str, dict[str, Any]]:
-    """Majority verdict and run-1 evidence per check, as stored by the product."""
+def _of(run_key: str, judge: str) -> str:
+    """The rows of one run as scored by one judge (docs/tables.md: filter on `judge_name`)."""
+    return f"run_key = '{run_key}' AND judge_name = '{judge}'"
+
+
+def _verdicts(warehouse: Path, run_key: str, judge: str) -> dict[str, dict[str, Any]]:
+    """Majority verdict and run-1 evidence per check of `judge`, as stored by the product."""
     majority = _query(
-        warehouse,
-        f"SELECT check_id, majority FROM majority_vote WHERE run_key = '{run_key}'",
+        warehouse, f"SELECT check_id, majority FROM majority_vote WHERE {_of(run_key, judge)}"
     )
     evidence = _query(
-        warehouse,
-        f"SELECT check_id, evidence FROM scoring_run_1 WHERE run_key = '{run_key}'",
+        warehouse, f"SELECT check_id, evidence FROM scoring_run_1 WHERE {_of(run_key, judge)}"
     )
     by_id: dict[str, dict[str, Any]] = {
         row["check_id"]: {"status": row["majority"], "evidence": []} for row in majority
@@ -246,9 +258,9 @@ def _verdicts(warehouse: Path, run_key: str) -> dict[str, dict[str, Any]]:
     return by_id
 
 
-def _side(warehouse: Path, run_key: str) -> dict[str, Any]:
-    scope = _query(warehouse, f"SELECT * FROM scope_summary WHERE run_key = '{run_key}'")
-    elic = _query(warehouse, f"SELECT * FROM elicitation_summary WHERE run_key = '{run_key}'")
+def _side(warehouse: Path, run_key: str, judge: str) -> dict[str, Any]:
+    scope = _query(warehouse, f"SELECT * FROM scope_summary WHERE {_of(run_key, judge)}")
+    elic = _query(warehouse, f"SELECT * FROM elicitation_summary WHERE {_of(run_key, judge)}")
     s = scope[0] if scope else {}
     e = elic[0] if elic else {}
     skip = {"run_key", "fingerprint"}
@@ -358,10 +370,10 @@ def validate(bench: Benchmark, mirrors: dict[str, Path]) -> dict[str, Any]:
     )
     with tempfile.TemporaryDirectory(prefix="evalflow-validity-") as tmp:
         heur_wh, gold_wh = Path(tmp) / "heuristic", Path(tmp) / "gold"
-        heur = _score(bench, heur_wh, "--judge", "heuristic")
-        judge = _verdicts(heur_wh, bench.run_key)
-        side = _side(heur_wh, bench.run_key)
-        gold_row = _score(bench, gold_wh, "--judge", "labels", "--labels", str(bench.labels))
+        heur = _score(bench, heur_wh, "heuristic")
+        judge = _verdicts(heur_wh, bench.run_key, "heuristic")
+        side = _side(heur_wh, bench.run_key, "heuristic")
+        gold_row = _score(bench, gold_wh, "labels", "--labels", str(bench.labels))
     result: dict[str, Any] = {"benchmark": bench.name, "run_key": bench.run_key}
     result.update(compare(judge, gold))
     result["final"] = {

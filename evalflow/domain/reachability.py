@@ -43,7 +43,8 @@ import ast
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 # Every reason a match is no evidence the application runs it starts so (`NOT_RUN`).
@@ -119,9 +120,8 @@ class Reach:
     reached: frozenset[str]
     roots: tuple[str, ...]
     off: str | None = None
-    # Files reached only through entry points that fail to load, and why they fail.
-    unloaded: frozenset[str] = frozenset()
-    failures: tuple[str, ...] = ()
+    # Files reached only through entry points that fail to load → why the first one fails.
+    unloaded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def unreached(self, path: str) -> bool:
         """Whether `path` is production code that no application root runs."""
@@ -132,7 +132,7 @@ class Reach:
         if not self.unreached(path):
             return None
         if path in self.unloaded:
-            return f"{UNLOADED} ({'; '.join(self.failures[:2])})"
+            return f"{UNLOADED} ({self.unloaded[path]})"
         return UNREACHED
 
 
@@ -630,13 +630,27 @@ def script_reach(
         for nxt in edges[current] - seen - fails:
             seen.add(nxt)
             stack.append(nxt)
-    # What the failing entries would reach: reported as unloaded, not as never imported.
-    dead, stack = set(roots), sorted(roots)
-    while stack:
-        for nxt in edges[stack.pop()] - dead:
-            dead.add(nxt)
-            stack.append(nxt)
-    why = tuple(sorted({missing[p] for p in missing if p in dead}))
+    # What each failing entry would reach: unloaded (with the entry's first missing import),
+    # not never imported.
+    unloaded: dict[str, str] = {}
+    work = 0
+    for entry in sorted(roots & fails):
+        closure = _closure(entry, static)
+        cause = missing[min(closure & set(missing))]
+        for path in sorted(_closure(entry, edges) - seen):
+            unloaded.setdefault(path, cause)
+        work += len(closure) + len(unloaded)
+        if work > _MAX_WORK:
+            return off(f"the import graph is too large to follow ({len(files)} script files)")
     return Reach(
-        files, frozenset(seen & files), tuple(sorted(roots)), None, frozenset(dead - seen), why
+        files, frozenset(seen & files), tuple(sorted(roots)), None, MappingProxyType(unloaded)
     )
+
+
+def _closure(start: str, edges: Mapping[str, set[str]]) -> set[str]:
+    seen, stack = {start}, [start]
+    while stack:
+        for nxt in edges[stack.pop()] - seen:
+            seen.add(nxt)
+            stack.append(nxt)
+    return seen

@@ -583,7 +583,8 @@ class ParsedFile:
         return frozenset(names)
 
 
-_SCRIPT_PATH = re.compile(r"^(?:\.{1,2}/|/)?[\w./@-]+\.(?:[cm]?[jt]sx?)$")
+# A script file named inside a string (`'./worker.js'`, `'<rootDir>/jest.setup.js'`).
+_SCRIPT_PATH = re.compile(r"[\w./@-]*\w\.(?:[cm]?[jt]sx?)\b")
 
 
 def script_file(parsed: ParsedFile) -> ScriptFile:
@@ -633,9 +634,7 @@ def script_file(parsed: ParsedFile) -> ScriptFile:
                     line = node.start_point[0] + 1
                     dynamic = f"{name}() loads code named at run time ({parsed.path}:{line})"
         elif node.type == "string":
-            spec = _literal(node)
-            if spec and _SCRIPT_PATH.match(spec):
-                loads.append(spec)
+            loads += _SCRIPT_PATH.findall((_literal(node) or "")[:300])
     return ScriptFile(
         static=tuple(s for s in static if s),
         loads=tuple(s for s in loads if s),

@@ -59,6 +59,10 @@ const w = new Worker(new URL('./worker.js', import.meta.url))
     assert set(ref.loads) == {"./t", "./m", "./r", "./worker.js"}
     assert ref.dynamic is None and not ref.strict  # TypeScript drops type-only imports
     assert script_file(ParsedFile("src/x.js", "import a from './a'\n", "javascript")).strict
+    jest = "module.exports = { setupFiles: ['<rootDir>/jest.setup.js'] }\n"
+    assert script_file(ParsedFile("jest.config.js", jest, "javascript")).loads == (
+        "/jest.setup.js",
+    )
 
 
 def test_script_file_names_a_computed_load() -> None:
