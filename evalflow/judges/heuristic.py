@@ -228,7 +228,8 @@ class _Index:
         return script_reach(
             scripts,
             embedding,
-            {p: f.text for p, f in files.items() if is_entry_config(p)},
+            # A committed node_modules/ is no entry declaration of the run's own.
+            {p: f.text for p, f in files.items() if is_entry_config(p) and not is_generated(p, "")},
             set(files) | skipped,
             self.snapshot.root,
         )
