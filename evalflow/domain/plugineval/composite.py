@@ -44,6 +44,9 @@ BLEND: dict[str, dict[str, float]] = {
     "ecosystem_coherence": {"static": 0.85, "judge": 0.15, "monte_carlo": 0.00},
 }
 
+# Every dimension's blend names these layers, in this order.
+LAYERS: tuple[str, ...] = ("static", "judge", "monte_carlo")
+
 LAYERS_FOR_DEPTH: dict[str, tuple[str, ...]] = {
     "quick": ("static",),
     "standard": ("static", "judge"),
@@ -125,20 +128,23 @@ def blend_dimensions(
     with the same weights, a layer without a CI contributing its point score to both ends.
     """
     layer_cis = layer_cis or {}
+    # Each layer's scores and CIs looked up once, not once per dimension.
+    layers = [(layer, layer_scores.get(layer, {}), layer_cis.get(layer, {})) for layer in LAYERS]
     out: dict[str, DimensionScore] = {}
     for dim in DIMENSIONS:
         per_layer: dict[str, float | None] = {}
         num = den = lo = hi = 0.0
         has_ci = False
-        for layer, weights in BLEND[dim].items():
-            value = layer_scores.get(layer, {}).get(dim)
+        blend = BLEND[dim]
+        for layer, scores, cis in layers:
+            value = scores.get(dim)
             per_layer[layer] = value
-            w = weights
+            w = blend[layer]
             if value is None or w <= 0.0:
                 continue
             num += w * value
             den += w
-            ci = layer_cis.get(layer, {}).get(dim)
+            ci = cis.get(dim)
             if ci is not None:
                 has_ci = True
                 lo += w * ci[0]

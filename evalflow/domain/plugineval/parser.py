@@ -113,7 +113,8 @@ CROSS_REF_RE = re.compile(r"(?:skill|skills|sub-skills)/[a-z0-9-]+(?:/[a-z0-9-]+
 MNA_WORDS = ("MUST", "NEVER", "ALWAYS")
 _WORD_END_RE = re.compile(r"\b")
 _BACKTICKS_RE = re.compile(r"`+")
-_FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
+# A fence line from its first character: `^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$` on the line.
+_FENCE_LINE_RE = re.compile(r"[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})([^\n]*)")
 # A skill's text is untrusted, and on hostile lines Python's backtracking engine is
 # super-linear in these two (a 16 kB line of `[a](` took 5 s, of spaces under a heading 2 s):
 # they run on RE2, with `\s` spelled out as Python's Unicode whitespace (RE2's is ASCII).
@@ -126,9 +127,9 @@ _REF_DEF_RE = re.compile(r"^[ ]{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", re.MULTILINE)
 # (?<![\w/.-])(?:\./)?references/… without its optional `./`, which costs the literal-prefix
 # scan (30× slower); `reference_mentions` puts the `./` and the left boundary back.
 _REFERENCE_MENTION_RE = re.compile(r"references/[^\s)\]>\"'`,;]+")
-# A line starting with `#`, found after its newline (a literal prefix: a fast scan); a level
-# 1–3 ATX heading is one, `heading_text` decides the rest.
-_HASH_LINE_RE = re.compile(r"\n#[^\n]*")
+# A line opening a level 1–3 ATX heading, found after its newline (a literal prefix: a fast
+# scan): the marks, then the rest of the line after the spaces following them.
+_HEADING_LINE_RE = re.compile(r"\n(#{1,3}) +([^\n]*)")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TABLE_RE = re.compile(r"\|.*\|.*\|")
 # A CommonMark thematic break (`---`, `***`, `___`, spaced or longer): markup between
@@ -477,42 +478,33 @@ def _link_kind(norm: str) -> LinkKind:
     return "local"
 
 
-def _fence_lines(body: str) -> list[int]:
-    """Indices of the lines of `body` (split on `\n`) holding three backticks or tildes, in
-    order: the only lines that can open or close a fence."""
-    starts: set[int] = set()
-    for mark in ("```", "~~~"):
-        at = body.find(mark)
-        while at >= 0:
-            starts.add(body.rfind("\n", 0, at) + 1)
-            at = body.find("\n", at)
-            if at < 0:
-                break
-            at = body.find(mark, at)
-    out: list[int] = []
-    line = previous = 0
-    for start in sorted(starts):
-        line += body.count("\n", previous, start)
-        previous = start
-        out.append(line)
-    return out
+def _scan_body(body: str, where: str) -> tuple[str, int, list[str], Finding | None]:
+    """Split the body into prose (its lines outside fenced code, joined with `\n`) and count
+    blocks once each (fix 1).
 
-
-def _scan_body(
-    body_lines: list[str], where: str
-) -> tuple[list[str], int, list[str], Finding | None]:
-    """Split body lines into prose (outside fenced code) and count blocks once each (fix 1).
-
-    Only fence lines are looked at one by one; the prose between them is copied in slices
-    (a Python step per line was most of the scan).
+    Only lines holding three backticks or tildes can open or close a fence: they are found by
+    `str.find` and looked at one by one, the prose between them copied in slices (a Python
+    step per line was most of the scan). Offsets are into `lined`, where each line starts
+    with its `\n`, so a slice of whole lines is never confused with an empty line.
     """
-    prose: list[str] = []
+    lined = "\n" + body
+    pieces: list[str] = []
     languages: list[str] = []
     blocks = 0
     open_fence = ""
-    kept = 0  # the first line not yet copied to `prose` nor known to be code
-    for index in _fence_lines("\n".join(body_lines)):
-        m = _FENCE_RE.match(body_lines[index])
+    kept = 0  # the `\n` of the first line not yet copied to prose nor known to be code
+    ticks, tildes = lined.find("```"), lined.find("~~~")
+    while ticks >= 0 or tildes >= 0:
+        at = ticks if tildes < 0 or 0 <= ticks < tildes else tildes
+        line = lined.rfind("\n", 0, at)
+        end = lined.find("\n", at)
+        if end < 0:
+            end = len(lined)
+        if 0 <= ticks < end:
+            ticks = lined.find("```", end)
+        if 0 <= tildes < end:
+            tildes = lined.find("~~~", end)
+        m = _FENCE_LINE_RE.match(lined, line + 1)
         if m is None:
             continue
         if open_fence:
@@ -522,12 +514,12 @@ def _scan_body(
                 and not m.group(2).strip()
             ):
                 open_fence = ""
-                kept = index + 1
+                kept = end
             continue
         fence, info = m.group(1), m.group(2).strip()
         # CommonMark: a backtick fence's info string cannot contain a backtick.
         if not (fence[0] == "`" and "`" in info):
-            prose.extend(body_lines[kept:index])
+            pieces.append(lined[kept:line])
             open_fence = fence
             blocks += 1
             if info:
@@ -535,7 +527,8 @@ def _scan_body(
                 if lang:
                     languages.append(lang)
     if not open_fence:
-        prose.extend(body_lines[kept:])
+        pieces.append(lined[kept:])
+    prose = "".join(pieces)[1:]
     unclosed = None
     if open_fence:
         unclosed = Finding(
@@ -574,15 +567,16 @@ def read_skill_text(files: SkillFiles) -> SkillText:
         name = files.dir_name
     description = _field_text(frontmatter.get("description"), "description", where, findings)
 
-    prose_lines, blocks, languages, unclosed = _scan_body(body_lines, where)
+    prose, blocks, languages, unclosed = _scan_body("\n".join(body_lines), where)
     if unclosed is not None:
         findings.append(unclosed)
-    prose = "\n".join(prose_lines)
-    headings = tuple(
-        h
-        for m in _HASH_LINE_RE.finditer("\n" + prose)
-        if (h := heading_text(m.group()[1:])) is not None
-    )
+    # `heading_text` of each line the pattern finds: only its last steps are left to do.
+    headings: list[str] = []
+    for m in _HEADING_LINE_RE.finditer("\n" + prose):
+        if rest := m.group(2):
+            headings.append((rest.rstrip().rstrip("#") or rest[0]).strip())
+        elif m.start(2) - m.end(1) >= 2:  # only spaces: the last one is the text
+            headings.append("")
     for f in files.reference_files:
         if f.binary:
             findings.append(
@@ -613,7 +607,7 @@ def read_skill_text(files: SkillFiles) -> SkillText:
         prose=prose,
         code_block_count=blocks,
         code_languages=tuple(languages),
-        headings=headings,
+        headings=tuple(headings),
         findings=tuple(findings),
     )
 

@@ -10,6 +10,7 @@ from evalflow.domain.plugineval.composite import (
     BADGES,
     BLEND,
     DIMENSION_WEIGHTS,
+    LAYERS,
     NO_BADGE,
     badge,
     blend_dimensions,
@@ -187,3 +188,8 @@ def test_confidence_comes_from_layers_with_data() -> None:
     assert confidence_label(["static", "monte_carlo"]) == "assessed"
     assert confidence_label(["static", "judge", "monte_carlo"]) == "certified"
     # a simulated Monte Carlo layer is never passed in: see test_evaluate's deep tests
+
+
+def test_every_blend_names_the_layers_in_order() -> None:
+    # blend_dimensions walks LAYERS and reads each dimension's weights by layer name.
+    assert all(tuple(blend) == LAYERS for blend in BLEND.values())

@@ -9,11 +9,11 @@ import pytest
 
 from evalflow.domain.plugineval.model import FileEntry
 from evalflow.domain.plugineval.parser import (
-    _FENCE_RE,
     CROSS_REF_RE,
     _scan_body,
     bounded_matches,
     count_lines,
+    heading_text,
     mna_count,
     normalise_link_target,
     reference_mentions,
@@ -294,13 +294,16 @@ def test_section_markers_equal_a_search_of_the_lowered_prose(body: str) -> None:
     assert p.has_troubleshooting == any(k in lowered for k in troubleshooting)
 
 
+FENCE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$")
+
+
 def _scan_line_by_line(lines: list[str]) -> tuple[list[str], int, list[str], str]:
     """The fence scan one line at a time: the oracle for `_scan_body`'s slices."""
     prose: list[str] = []
     languages: list[str] = []
     blocks, open_fence = 0, ""
     for line in lines:
-        m = _FENCE_RE.match(line)
+        m = FENCE.match(line)
         if open_fence:
             if m and m[1][0] == open_fence[0] and len(m[1]) >= len(open_fence) and not m[2].strip():
                 open_fence = ""
@@ -318,8 +321,19 @@ def test_fence_scan_equals_a_line_by_line_scan() -> None:
     pieces = ["```", "~~~", "````", "```py", "~~~ sh", "``` `x`", "> ```", "  ~~~~", "a", " ", "`"]
     rng = random.Random(11)
     for _ in range(3_000):
-        lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 2))) for _ in range(8)]
-        prose, blocks, languages, unclosed = _scan_body(lines, "x")
+        n = rng.randint(0, 8)
+        lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 2))) for _ in range(n)]
+        prose, blocks, languages, unclosed = _scan_body("\n".join(lines), "x")
         want_prose, want_blocks, want_languages, open_fence = _scan_line_by_line(lines)
-        assert (prose, blocks, languages) == (want_prose, want_blocks, want_languages), lines
+        want = ("\n".join(want_prose), want_blocks, want_languages)
+        assert (prose, blocks, languages) == want, lines
         assert (unclosed is not None) == bool(open_fence), lines
+
+
+def test_headings_are_heading_text_of_each_prose_line() -> None:
+    pieces = ["#", "##", "####", " ", "  ", "a", "#a", "\t", "\u00a0", "\n", "\n"]
+    rng = random.Random(13)
+    for _ in range(3_000):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        want = tuple(h for ln in body.split("\n") if (h := heading_text(ln)) is not None)
+        assert parse(skill_text(body)).headings == want, repr(body)
