@@ -222,7 +222,8 @@ class SkillText:
     description: str
     description_triggered: bool
     text: str
-    body_lines: list[str]
+    # What follows the frontmatter (the whole text without one).
+    body: str
     # The lines outside fenced code, joined with `\n`; inline code still in.
     prose: str
     code_block_count: int
@@ -361,11 +362,12 @@ def _lenient_mapping(yaml_text: str) -> dict[str, str]:
     return out
 
 
-def split_frontmatter(text: str, where: str) -> tuple[dict[str, Any], list[str], list[Finding]]:
-    """YAML between a leading `---` line and the next `---` line; returns (mapping, body lines)."""
-    lines = text.split("\n")
+def split_frontmatter(text: str, where: str) -> tuple[dict[str, Any], str, list[Finding]]:
+    """YAML between a leading `---` line and the next `---` (or `...`) line; returns (mapping,
+    body: the text after that line). Only the frontmatter's lines are looked at one by one."""
     findings: list[Finding] = []
-    if not lines or lines[0].rstrip() != "---":
+    first_end = text.find("\n")
+    if text[: first_end if first_end >= 0 else len(text)].rstrip() != "---":
         findings.append(
             Finding(
                 "FRONTMATTER_MISSING",
@@ -374,9 +376,16 @@ def split_frontmatter(text: str, where: str) -> tuple[dict[str, Any], list[str],
                 where,
             )
         )
-        return {}, lines, findings
-    end = next((j for j in range(1, len(lines)) if lines[j].rstrip() in ("---", "...")), None)
-    if end is None:
+        return {}, text, findings
+    start = pos = first_end + 1  # 0 when the file is the `---` line alone: no closing line
+    closing = None
+    while pos:
+        end = text.find("\n", pos)
+        if text[pos : end if end >= 0 else len(text)].rstrip() in ("---", "..."):
+            closing = pos
+            break
+        pos = end + 1
+    if closing is None:
         findings.append(
             Finding(
                 "FRONTMATTER_UNCLOSED",
@@ -385,9 +394,9 @@ def split_frontmatter(text: str, where: str) -> tuple[dict[str, Any], list[str],
                 where,
             )
         )
-        return {}, lines, findings
-    yaml_text = "\n".join(lines[1:end])
-    body = lines[end + 1 :]
+        return {}, text, findings
+    yaml_text = text[start : max(start, closing - 1)]
+    body = text[end + 1 :] if end >= 0 else ""
     try:
         loaded = yaml.load(yaml_text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
@@ -554,7 +563,7 @@ def read_skill_text(files: SkillFiles) -> SkillText:
     where = files.location
     text, findings = decode_skill_md(files.skill_md, where)
     findings[:0] = files.io_findings
-    frontmatter, body_lines, fm_findings = split_frontmatter(text, where)
+    frontmatter, body, fm_findings = split_frontmatter(text, where)
     findings.extend(fm_findings)
 
     if "name" in frontmatter:
@@ -567,7 +576,7 @@ def read_skill_text(files: SkillFiles) -> SkillText:
         name = files.dir_name
     description = _field_text(frontmatter.get("description"), "description", where, findings)
 
-    prose, blocks, languages, unclosed = _scan_body("\n".join(body_lines), where)
+    prose, blocks, languages, unclosed = _scan_body(body, where)
     if unclosed is not None:
         findings.append(unclosed)
     # `heading_text` of each line the pattern finds: only its last steps are left to do.
@@ -603,7 +612,7 @@ def read_skill_text(files: SkillFiles) -> SkillText:
         description=description,
         description_triggered=_description_triggered(frontmatter),
         text=text,
-        body_lines=body_lines,
+        body=body,
         prose=prose,
         code_block_count=blocks,
         code_languages=tuple(languages),
@@ -715,7 +724,7 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
             continue
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
-    body_counts = Counter(filter(None, map(str.strip, base.body_lines)))
+    body_counts = Counter(filter(None, map(str.strip, base.body.split("\n"))))
     # A thematic break starts with its mark: other lines skip the regex.
     breaks = [s for s in body_counts if s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s)]
     return parsed_skill(

@@ -17,6 +17,7 @@ from evalflow.domain.plugineval.parser import (
     mna_count,
     normalise_link_target,
     reference_mentions,
+    split_frontmatter,
 )
 from evalflow_tests.domain.plugineval.skillfactory import parse, skill_text
 
@@ -337,3 +338,30 @@ def test_headings_are_heading_text_of_each_prose_line() -> None:
         body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         want = tuple(h for ln in body.split("\n") if (h := heading_text(ln)) is not None)
         assert parse(skill_text(body)).headings == want, repr(body)
+
+
+def _frontmatter_by_lines(text: str) -> tuple[str | None, str]:
+    """(YAML text or None, body) read line by line: the oracle for `split_frontmatter`."""
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return None, text
+    end = next((j for j in range(1, len(lines)) if lines[j].rstrip() in ("---", "...")), None)
+    if end is None:
+        return None, text
+    return "\n".join(lines[1:end]), "\n".join(lines[end + 1 :])
+
+
+def test_frontmatter_split_equals_a_line_by_line_split() -> None:
+    pieces = ["---", "--- ", "...", "a: b", "\n", "\n", " ", "x", "c:"]
+    rng = random.Random(17)
+    for _ in range(3_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        mapping, body, findings = split_frontmatter(text, "x")
+        yaml_text, want_body = _frontmatter_by_lines(text)
+        assert body == want_body, repr(text)
+        if yaml_text is None:
+            assert mapping == {} and findings, repr(text)
+        else:
+            assert not {"FRONTMATTER_MISSING", "FRONTMATTER_UNCLOSED"} & {f.code for f in findings}
+            want = split_frontmatter(f"---\n{yaml_text}\n---\n", "x")[0] if yaml_text else {}
+            assert mapping == want, repr(text)
