@@ -36,12 +36,12 @@ _PROSE_WHEN = re.compile(r"^(?:when|whenever|if|once)\s+([^,]+),\s*(.+)$", re.IG
 _ARTEFACT = re.compile(
     r"\b(emits?|emitted|returns?|returned|responds?|response|body|sends?|sent|persists?|"
     r"persisted|stores?|stored|saves?|saved|publishes?|published|payload|event|message|"
-    r"record|row|notification|table|result|listed)\b",
+    r"record|row|notification|table|result|listed|created|inserted|object)\b",
     re.IGNORECASE,
 )
 # The artefact words that are nouns; a verb ("returned", "listed") names no artefact itself.
 _ARTEFACT_NOUN = re.compile(
-    r"(?:response|body|payload|event|message|record|row|notification|table|result)s?",
+    r"(?:response|body|payload|event|message|record|row|notification|table|result|object)s?",
     re.IGNORECASE,
 )
 _CONNECTOR = re.compile(
@@ -113,7 +113,7 @@ _FINITE = re.compile(
     r"require|identify|suggest|define|provide|use|allow|disable|enable|ensure|support|"
     r"persist|display|show|return|send|create|reject|remove|delete|update|emit|store|save|"
     r"prevent|redirect|render|record|keep|remain|stay|log|notify|grant|publish|write|"
-    r"understand|include|yield|"
+    r"understand|include|yield|executes?|installs?|"
     rf"{BEHAVIOUR_VERBS})\b"
     # A contracted "is" ("it's removed and the totals update"): the clause has its verb.
     r"|(?:(?<=\bit)|(?<=\bthat)|(?<=\bthere))['’]s\b",
@@ -145,7 +145,8 @@ _MARKER = re.compile(r"\s*;\s*(?:(?i:and|but|or)\b\s*)?|\s+(?:AND|BUT|And|But)\s
 # Verbs whose object may be a list of things, each observed on its own ("displays a field and
 # a button": two checks; the conjunction rule).
 _SHOWS = re.compile(
-    r"\b(?:shows?|displays?|renders?|lists?|contains?|includes?|presents?|has|have|sees?)\b",
+    r"\b(?:shows?|displays?|renders?|lists?|contains?|includes?|presents?|has|have|sees?|"
+    r"listing|identifying|naming|showing)\b",
     re.I,
 )
 _AND = re.compile(r",?\s+(?:and|but)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
@@ -218,9 +219,10 @@ def _subject(clause: str) -> tuple[str, str]:
     if verb is None or verb.start() == 0:
         return "", ""
     subject = clause[: verb.start()].strip()
+    names = re.fullmatch(r"[A-Z`_][\w`.-]*\s+and\s+[\w`.-]+\s*", masked[: verb.start()])
     if (
         _NEGATION.match(masked, 0)
-        or re.search(r"\band\b|,", masked[: verb.start()])
+        or (re.search(r"\band\b|,", masked[: verb.start()]) and not names)
         or len(subject.split()) > (14 if relative else 8)
     ):
         return "", ""  # no subject of its own (an EARS "SHALL" part starts with its verb)
@@ -238,6 +240,9 @@ def _starts_clause(right: str) -> str | None:
     masked = mask_nested(right)
     if re.match(r"no\s", masked, re.I):
         return "subject"  # "no API call is made": a negated subject of its own
+    negated = re.match(r"(?:never|not)\s+([\w-]+)", masked, re.I)
+    if negated and _PARTICIPLE.fullmatch(negated.group(1)):
+        return "participle"  # "is returned once and never stored": "is" is carried
     if _NEGATION.match(masked) or re.match(rf"(?:{BEHAVIOUR_VERBS}|respond)\b", masked, re.I):
         return "verb"  # ("… that do exist and respond with HTTP 200": an EARS verb's base form)
     if _FINITE.match(masked):
@@ -256,7 +261,15 @@ def _starts_clause(right: str) -> str | None:
         verb = None  # "… and the golfer list": a clause's last word is its noun, not its verb
     if verb and _DETERMINER.match(masked) and len(masked[: verb.start()].split()) <= 6:
         return "subject"  # a short subject: a verb within its first six words
-    if verb and 1 <= len(masked[: verb.start()].split()) <= 2:
+    before = masked[: verb.start()].split() if verb else []
+    # Up to four words when they are all a noun phrase's ("mypy strict type checking passes"):
+    # no function word among them, and a verb in "-s" that agrees with it.
+    noun_phrase = len(before) <= 4 and not any(
+        re.fullmatch(r"when|if|that|which|who|where|while|as|an?|the|of|to|in|on|for|with", w, re.I)
+        for w in before
+    )
+    agrees = bool(verb) and re.fullmatch(r"[a-z]+[^s']s", verb.group(0)) is not None
+    if verb and (1 <= len(before) <= 2 or (noun_phrase and agrees)):
         return "subject"  # a bare noun subject: "… and tab refreshes"
     return None
 
@@ -305,13 +318,17 @@ def split_clauses(then: str) -> tuple[str, ...]:
             if m.start() <= start or 0 <= colon < m.start():
                 continue  # what follows a colon spells out one behaviour
             right = pm[m.end() :]
-            how = _starts_clause(right)
+            # The words the "and" opens run to the next comma ("… at `/docs` and `/redoc`, and
+            # all routes are …": "`/redoc`" is an object, not the clause after it).
+            how = _starts_clause(re.split(r",\s", right)[0])
             if "but" in m.group(0).lower() and how != "subject":
                 continue  # "but" joins two clauses ("X remains but no Y is made"), not objects
             if how in (None, "subject") and shows and re.match(r"that\s", right):
                 how = "object"  # "displays the task name and that it's due tomorrow"
             if how in ("verb", "participle") and _listed(pm[start : m.start()]):
-                how = None  # "its ID, title, and completed/incomplete status": a list item
+                last_item = re.split(r",\s*", pm[start : m.start()])[-1]
+                if not (how == "participle" and _PARTICIPLE.match(last_item)):
+                    how = None  # "its ID, title, and completed/incomplete status": a list item
             if how == "participle" and 0 <= fields_at < m.start():
                 how = None  # "saved … with the edited pattern and selected category": fields
             if how == "subject" and not _FINITE.search(pm, start, m.start()):
@@ -322,7 +339,7 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 how is None
                 and shows
                 and shows.end() <= m.start()
-                and re.match(r"(?:a|an|one|two|three|four|five|six|\d+)\s", right, re.I)
+                and re.match(r"(?:a|an|the|one|two|three|four|five|six|\d+)\s", right, re.I)
             ):
                 how = "object"
             lead = _FINITE.match(pm) or _modal_verb(piece, subject)  # the clause's verb
@@ -340,6 +357,18 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 shows, how = lead, "object"  # "identify circular dependencies and tight coupling"
             if how is None:
                 continue
+            if how in ("subject", "participle"):
+                # "A install …, B passes …, and C passes …", "is generated at X, injected into
+                # Y, and included in Z": each comma before the "and" opens a clause as well.
+                for c in re.finditer(r",\s+", pm[: m.start()]):
+                    after = pm[c.end() : m.start()]
+                    if c.start() <= start or _starts_clause(after) != how:
+                        continue
+                    if how == "subject" and not _FINITE.search(after):
+                        continue
+                    out.append(_strip(prefix + piece[start : c.start()]))
+                    start = c.end()
+                    prefix = _carried(how, subject, aux, after, piece[: c.start()])
             left = piece[start : m.start()]
             scope = _SCOPE.search(mask_nested(piece), m.end())
             if how == "object" and scope and not _PREPOSITION.search(mask_nested(left)):
@@ -348,18 +377,13 @@ def split_clauses(then: str) -> tuple[str, ...]:
                 left = f"{left} {piece[scope.start() :].strip()}"
             out.append(_strip(prefix + left))
             start = m.end()
-            prefix = ""
+            said = _SAYS_THAT.search(pm, 0, m.start())
             if how == "object":
                 prefix = piece[: shows.end()] + " "  # type: ignore[union-attr]
-            elif subject and how == "verb":
-                # "… SHALL be considered … and SHALL resolve …": the modal is said once.
-                said = re.match(r"(?:shall|must|should|will|can|may)\b", right, re.I)
-                prefix = f"{_MODAL_END.sub('', subject) if said else subject} "
-            elif subject and how == "participle":
-                # "are evenly sized and spaced": the adverb qualifies both participles.
-                adverb = re.search(r"\b(\w+ly)\s+\S+\s*$", piece[: m.start()])
-                manner = f"{adverb.group(1)} " if adverb and len(right.split()) == 1 else ""
-                prefix = f"{subject} {aux or 'is'} {manner}"
+            elif how == "subject" and said:
+                prefix = piece[: said.end()]  # "the ADR states that A and B": both are stated
+            else:
+                prefix = _carried(how, subject, aux, right, piece[: m.start()])
         out.append(_strip(prefix + piece[start:]))
     return tuple(
         item
@@ -487,6 +511,29 @@ def _verb_paths(piece: str) -> list[str]:
     return [piece.strip()[: split.start()], piece.strip()[split.end() :]]
 
 
+_SAYS_THAT = re.compile(
+    r"\b(?:states?|ensures?|verif(?:y|ies)|confirms?|indicates?|says?|documents?|explains?|"
+    r"asserts?|notes?)\s+that\s",
+    re.IGNORECASE,
+)
+
+
+def _carried(how: str, subject: str, aux: str, right: str, before: str) -> str:
+    """What a clause opened by "and" (or a comma) takes from the clause before it: nothing
+    when it has its own subject, the subject when it opens with a verb, the subject and its
+    auxiliary when it opens with a participle."""
+    if subject and how == "verb":
+        # "… SHALL be considered … and SHALL resolve …": the modal is said once.
+        said = re.match(r"(?:shall|must|should|will|can|may)\b", right, re.I)
+        return f"{_MODAL_END.sub('', subject) if said else subject} "
+    if subject and how == "participle":
+        # "are evenly sized and spaced": the adverb qualifies both participles.
+        adverb = re.search(r"\b(\w+ly)\s+\S+\s*$", before)
+        manner = f"{adverb.group(1)} " if adverb and len(right.split()) == 1 else ""
+        return f"{subject} {aux or 'is'} {manner}"
+    return ""
+
+
 _MODAL_END = re.compile(r"\s+(?:shall|must|should|will|can|may)$", re.IGNORECASE)
 
 
@@ -596,7 +643,11 @@ def _object_list(clause: str) -> list[str]:
         r"\s*(?:[\w-]+\s+){1,3}?(?:via|by|through|over|in|to|of)\s+", masked[begin:], re.I
     )
     listed = r",\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+"
-    closed = via and re.search(r",\s*(?:and|or)\s", masked[begin + via.end() :])
+    closed = (
+        via
+        and re.search(r",\s*(?:and|or)\s", masked[begin + via.end() :])
+        and ": " not in masked[begin:]  # "… of all five dependencies: A, B": one behaviour
+    )
     if closed and not _PRODUCT_CHOICE.search(clause):
         begin += via.end()  # type: ignore[union-attr]
     elif re.search(r",\s*or\s+|\s+or\s+", masked[begin:]):
@@ -729,7 +780,8 @@ def named_fields(clause: str) -> tuple[tuple[str, ...], str | None, int]:
         if name is None:
             continue
         start, raw = conn.end(), []
-        label = re.match(r"\w+:\s+", masked[start:])  # "with columns: `id`, …"
+        # "with columns: `id`, …", "with fields `timestamp`, …": a label, not a field.
+        label = re.match(r"\w+:\s+|(?:fields?|columns?|keys?|properties)\s+(?=\S)", masked[start:])
         start += label.end() if label else 0
         for sep in re.finditer(
             r",\s*(?:and\s+)?|\s+and\s+|\s+as\s+well\s+as\s+", masked[:list_end]
@@ -742,6 +794,8 @@ def named_fields(clause: str) -> tuple[tuple[str, ...], str | None, int]:
         fields = tuple(_strip(f) for f in raw if _strip(f) and not _STATUS_CODE.match(_strip(f)))
         if any(_ORDERED.match(f) for f in fields):
             continue  # "…, sorted by UID descending": how the artefact is ordered, not a field
+        if any(len(mask_nested(f).split()) > 5 for f in fields):
+            continue  # "a JSON body showing the status of …": a phrase, not a field's name
         if len(fields) >= 2:
             return fields, name, conn.start()
     return (), None, len(clause)
@@ -753,6 +807,9 @@ _CUT = re.compile(
     r"can|may|containing|including|with|that|which|where)\b|[,:]",
     re.IGNORECASE,
 )
+
+
+_STATUS_SAID = re.compile(r"\b(?:HTTP|status)\s+[1-5]\d\d\b")
 
 
 def _artefact(clause: str, masked: str, at: int, end: int) -> str | None:
@@ -767,10 +824,12 @@ def _artefact(clause: str, masked: str, at: int, end: int) -> str | None:
     if found is not None and _ARTEFACT_NOUN.fullmatch(found.group(1)):
         return _singular(found.group(1).lower())
     if found is not None:
+        if _STATUS_SAID.search(masked, 0, at):
+            return "response"  # "HTTP 429 … is returned with A and B": the response's fields
         head = _head_noun(clause[: found.start()], masked[: found.start()])
         if head is None:
             head = _head_noun(clause[found.end() : at], masked[found.end() : at])
-        return head or found.group(1).lower()
+        return head  # no noun: no artefact ("the returns carries …" named none)
     shows = None
     for m in re.finditer(r"\b(?:sees?|shows?|displays?|lists?|renders?)\s+", masked[:at], re.I):
         shows = m
@@ -875,7 +934,9 @@ def _either_outcome(masked: str, at: int) -> bool:
 def _in_condition(masked: str, at: int) -> bool:
     """The "or" at `at` sits in a condition ("… even when the import fails or encounters
     errors") or after a colon that spells out one behaviour: not two paths of the clause."""
-    cond = list(re.finditer(r"\b(?:when|whenever|if|unless)\b", masked[:at], re.IGNORECASE))
+    cond = list(
+        re.finditer(r"\b(?:when|whenever|if|unless|before|after|until)\b", masked[:at], re.I)
+    )
     if cond and not re.search(r"[,;]", masked[cond[-1].end() : at]):
         return True
     if re.search(_MESSAGE_CONTENT, masked[:at], re.IGNORECASE):
@@ -922,6 +983,10 @@ def alternatives(clause: str) -> tuple[str, ...]:
         if left is None or right is None:
             continue
         second = _strip(re.split(r"[;,(]|\s+(?:and|but)\s", clause[right.start() : right.end()])[0])
+        # "agents or documents occur": a plural noun, then the verb it agrees with.
+        verb = re.search(r"(?<=s)\s+([a-z]+)\b", mask_nested(second))
+        if verb and _FINITE.fullmatch(verb.group(1)) and not verb.group(1).endswith("s"):
+            second = _strip(second[: verb.start()])
         words = clause[left.start(1) : left.end(1)].split()
         first = _strip(" ".join(words[-max(1, len(second.split())) :]))
         preps = list(_PREPOSITION.finditer(masked, 0, m.start()))

@@ -207,3 +207,52 @@ def test_shared_verbs_head_nouns_lists_and_scopes_are_distributed() -> None:
     assert decomposition(
         "WHEN x THEN the system SHALL record start times and error counts for each job"
     ) == ("record start times for each job", "record error counts for each job")
+
+
+def test_comma_clauses_participles_and_stated_pairs_are_one_check_each() -> None:
+    # Rules the third blind round (ac_holdout6.yaml, BMAD v6) prompted, on sentences written here.
+    assert decomposition(
+        "Given x When y Then all files compile without error, the linter passes with no "
+        "warnings, and the type checker passes with no errors"
+    ) == (
+        "all files compile without error",
+        "the linter passes with no warnings",
+        "the type checker passes with no errors",
+    )
+    assert decomposition(
+        "Given x When y Then a `trace_id` is created at entry, stored in the context, and "
+        "written to every log line"
+    ) == (
+        "a `trace_id` is created at entry",
+        "a `trace_id` is stored in the context",
+        "a `trace_id` is written to every log line",
+    )
+    assert decomposition(
+        "Given x When y Then the guide states that v1 keeps a local cache and a shared cache is "
+        "added in v2"
+    ) == (
+        "the guide states that v1 keeps a local cache",
+        "the guide states that a shared cache is added in v2",
+    )
+    assert decomposition(
+        "Given x When y Then the key is returned once in the response and never stored"
+    ) == ("the key is returned once in the response", "the key is never stored")
+    assert decomposition(
+        "Given x When y Then HTTP 400 is returned listing the bad field and the allowed values"
+    ) == (
+        "HTTP 400 is returned listing the bad field",
+        "HTTP 400 is returned listing the allowed values",
+    )
+    # An "or" in a "before" condition is no path; a created record's fields are its own.
+    assert decomposition(
+        "Given x When y Then HTTP 403 is returned before any read or write logic executes"
+    ) == ("HTTP 403 is returned before any read or write logic executes",)
+    assert decomposition(
+        "Given x When y Then a user document is created in the `users` collection with `id`, "
+        "`email`, `created_at`"
+    ) == (
+        "a user document is created in the `users` collection",
+        "document carries `id`",
+        "document carries `email`",
+        "document carries `created_at`",
+    )
