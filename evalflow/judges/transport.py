@@ -5,7 +5,11 @@ OpenAI one (`openai_judge.OpenAITransport`) both do with a request: the content-
 response cache (a stored answer is replayed, an unusable one included, and recorded as
 `cached` at its original price), the one retry of an answer cut at the output limit with twice
 the room, and the paid attempts themselves. Each attempt passes the endpoint's circuit breaker
-and rate limiter and reserves its worst case on the shared `Budget` before it is sent; a
+and rate limiter (and the breaker again after the limiter's wait) and reserves its worst case
+on the shared `Budget` before it is sent; a failure that ends the attempts reaches the breaker
+before anything else is done with it, and until the endpoint has answered once the body is
+read inside the breaker's one-call start, so a malformed 200 (fatal) costs one request, not
+one per thread; a
 throttled one (429/529) pauses every sender and is retried for `max_throttle_s`, another
 transient failure `max_retries` times; an attempt that failed after the request left, or that
 was answered with a 200 whose body is not an answer, may have been billed and is recorded at
@@ -310,13 +314,32 @@ class ModelTransport(ABC):
             attempt += 1
             self.breaker.check()
             self.limiter.acquire()
+            # Again: the limiter may have held this call back while another thread tripped.
+            self.breaker.check()
             reserved = self.budget.reserve(estimate)
             try:
+                # The body is read inside the first call too: a malformed 200 is no answer, so
+                # the calls waiting for the first one see its trip instead of sending.
                 with self.breaker.first_call():
                     raw = self._create(params)
-                response = self._body(raw)
+                    response = self._body(raw)
             except BaseException as exc:
                 failure = self._failure(exc)
+                # The limiter's clock: how long this request has been throttled is measured
+                # on the clock its back-off pauses run on.
+                now = self.limiter.clock()
+                throttled_since = throttled_since if throttled_since is not None else now
+                throttle = failure.throttle and now - throttled_since < self.settings.max_throttle_s
+                retry = not throttle and failure.retry and failures < self.settings.max_retries
+                stop: JudgeUnavailableError | None = None
+                if not (throttle or retry):
+                    # Decided before the bookkeeping below (a cache write can take a while): a
+                    # failure that trips the breaker (a malformed 200) stops every other
+                    # thread at its next check from now on, not once the body is kept.
+                    try:
+                        self.breaker.failure(exc)
+                    except JudgeUnavailableError as tripped:
+                        stop = tripped
                 if failure.lost:
                     self.budget.settle(reserved, reserved)
                     self.record_usage(estimated_usage(site, self.settings.model, attempt, reserved))
@@ -328,19 +351,16 @@ class ModelTransport(ABC):
                     marker = {"type": MALFORMED, "body": failure.malformed}
                     meta = {**self.cache_meta(site, batch=False), "unusable": "malformed body"}
                     self.cache.put(key, marker, meta)
-                # The limiter's clock: how long this request has been throttled is measured
-                # on the clock its back-off pauses run on.
-                now = self.limiter.clock()
-                throttled_since = throttled_since if throttled_since is not None else now
-                if failure.throttle and now - throttled_since < self.settings.max_throttle_s:
+                if throttle:
                     self.breaker.throttled()
                     self.limiter.throttled(failure.retry_after_s)
                     continue
-                if failure.retry and failures < self.settings.max_retries:
+                if retry:
                     failures += 1
                     self.limiter.throttled(failure.retry_after_s)
                     continue
-                self.breaker.failure(exc)
+                if stop is not None:
+                    raise stop from exc
                 raise
             self.breaker.success()
             self.limiter.success()
