@@ -677,7 +677,9 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
 
     checks: dict[tuple[str, str], LinkCheck] = {}
     mentioned: set[str] = set()
-    targets = [(m.start(1), m.end(1), m.group(1)) for m in _LINK_RE.finditer(prose)]
+    targets: list[tuple[int, int, str]] = []
+    if "](" in prose:  # what every inline link holds
+        targets += [(m.start(1), m.end(1), m.group(1)) for m in _LINK_RE.finditer(prose)]
     if "]:" in prose:  # what every reference definition holds
         targets += [(m.start(1), m.end(1), m.group(1)) for m in _REF_DEF_RE.finditer(prose)]
     targets.sort()
@@ -725,8 +727,13 @@ def parse_skill(files: SkillFiles) -> ParsedSkill:
         checks.setdefault(("cross_skill", ref), LinkCheck("cross_skill", ref, candidates))
 
     body_counts = Counter(filter(None, map(str.strip, base.body.split("\n"))))
-    # A thematic break starts with its mark: other lines skip the regex.
-    breaks = [s for s in body_counts if s[0] in "-*_" and _THEMATIC_BREAK_RE.fullmatch(s)]
+    # A thematic break, stripped, starts and ends with its mark: other lines (a list item's
+    # `- text`) skip the regex.
+    breaks = [
+        s
+        for s in body_counts
+        if s[0] in "-*_" and s[-1] == s[0] and _THEMATIC_BREAK_RE.fullmatch(s)
+    ]
     return parsed_skill(
         base,
         line_count=count_lines(base.text),
