@@ -57,24 +57,24 @@ def _history(repo: Path, head: str) -> list[Commit]:
 
 def _checkout(repo: Path) -> Path:
     """The git checkout `init` reads, or one line saying what `repo` is instead: a bare
-    repository (a `fetch` mirror has no work tree and no `.git`: clone it first) or a
-    directory without git data (a fetch or copy that did not finish)."""
+    repository (a `fetch` mirror has no work tree and no `.git`: clone it first), a
+    repository git cannot read whole (objects missing: a fetch or clone that did not finish,
+    a snapshot whose large files were left out), or a directory without git data."""
     try:
         return require_repo(repo)
     except InputError as exc:
         if exc.what != "not a git repository":
             raise
-        bare = all((repo / name).exists() for name in ("HEAD", "objects", "refs"))
-        what = (
-            "a bare git repository (a mirror without a work tree), not a checkout"
-            if bare
-            else "no git checkout here (a fetch or copy that did not finish?)"
-        )
-        fix = (
-            f"clone it first (git clone --no-local {repo} <copy>) and pass <copy>"
-            if bare
-            else "fetch or clone the repository again and pass the checkout's folder"
-        )
+        git_said = exc.__cause__.what if isinstance(exc.__cause__, InputError) else None
+        if git_said:
+            what = f"its git objects cannot all be read ({git_said})"
+            fix = "fetch or clone the repository again (git fsck lists what is missing)"
+        elif all((repo / name).exists() for name in ("HEAD", "objects", "refs")):
+            what = "a bare git repository (a mirror without a work tree), not a checkout"
+            fix = f"clone it first (git clone --no-local {repo} <copy>) and pass <copy>"
+        else:
+            what = "no git repository here (a fetch or copy that did not finish?)"
+            fix = "fetch or clone the repository again and pass the checkout's folder"
         raise InputError(what, where=f"init {repo}", fix=fix) from exc
 
 

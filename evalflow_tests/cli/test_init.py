@@ -320,7 +320,18 @@ def test_init_on_a_mirror_or_an_unfinished_fetch_says_what_it_got(
     subprocess.run(["git", "clone", "-q", "--bare", str(_repo(make_repo)), str(bare)], check=True)
     empty = tmp_path / "unfinished"
     empty.mkdir()
-    for path, want in ((bare, "git clone --no-local"), (empty, "fetch or clone the repository")):
+    # A clone of a snapshot whose large files were left out: .git is there, objects are not.
+    partial = tmp_path / "partial"
+    subprocess.run(["git", "clone", "-q", str(bare), str(partial)], check=True)
+    subprocess.run(["git", "-C", str(partial), "repack", "-adq"], check=True)
+    for pack in (partial / ".git" / "objects" / "pack").glob("*"):
+        pack.unlink()
+    cases = (
+        (bare, "git clone --no-local"),
+        (empty, "no git repository here"),
+        (partial, "cannot all be read"),
+    )
+    for path, want in cases:
         code, _, err = run_cli(capsys, "init", "--from", "spec-kit", str(path), "--benchmark",
                                "b", "--out", str(tmp_path / "out"))  # fmt: skip
         assert code == 2 and err.count("\n") <= 1, err
