@@ -665,6 +665,7 @@ class RepoScopes:
         self._texts = dict(files)
         self._parsed: dict[str, ParsedFile | None] = {}
         self._definitions: dict[str, list[Definition]] = {}
+        self._registrations: dict[tuple[str, str], bool] = {}
 
     def parsed(self, path: str) -> ParsedFile | None:
         if path not in self._parsed:
@@ -725,10 +726,21 @@ class RepoScopes:
                     counts.update(_WORD.findall(line))
         return counts
 
-    def _registered(self, pattern: str) -> frozenset[str]:
-        """Names passed as arguments to calls whose callee matches `pattern`, repo-wide."""
+    def _is_registered(self, pattern: str, name: str) -> bool:
+        """Whether `name` is passed as an argument to a call whose callee matches `pattern`,
+        anywhere in the repository: only files whose text spells the name can pass it."""
+        key = (pattern, name)
+        if key not in self._registrations:
+            self._registrations[key] = name in self._registered(pattern, name)
+        return self._registrations[key]
+
+    def _registered(self, pattern: str, spelled: str) -> frozenset[str]:
+        """Names passed as arguments to calls whose callee matches `pattern`, in the files
+        whose text holds `spelled`."""
         names: set[str] = set()
         for path in self._code_paths:
+            if spelled not in self._texts[path]:
+                continue
             parsed = self.parsed(path)
             if parsed is None:
                 continue
@@ -854,7 +866,7 @@ class RepoScopes:
                 if call is not None and _name_matches(pattern, callee_name(call)):
                     return True
             name = function_name(a)
-            if name and name in self._registered(pattern):
+            if name and self._is_registered(pattern, name):
                 return True
         return False
 
