@@ -52,6 +52,24 @@ def api_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return clock
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sqlite_without_fsync() -> None:
+    """Dagster's SQLite storages (run, event log, schedules) in this process flush nothing to
+    disk: each commit and each connection's close fsynced, and on a busy disk those waits left
+    the test workers idle most of a Dagster run. Only durability across a power cut changes,
+    which no test exercises; locking and the WAL journal stay as in production."""
+    import sqlite3
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    def no_fsync(connection: object, _record: object) -> None:
+        if isinstance(connection, sqlite3.Connection):
+            connection.execute("PRAGMA synchronous=OFF")
+
+    event.listen(Engine, "connect", no_fsync)
+
+
 def _write_tree(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
