@@ -759,8 +759,10 @@ def _print_plugin_scores(root: str, wide: bool) -> None:
         return
     table, notes = [], []
     for framework, skill, composite, grade, badge, anti, basis, runs in plugin_rows:
-        found = [a for a in (anti or "").split(",") if a]
-        table.append([framework, skill, composite, grade, badge, len(found), basis, runs])
+        found = list(anti or [])
+        table.append(
+            [framework, skill, composite, grade, badge, len(found), ", ".join(basis), runs]
+        )
         if found:
             notes.append(f"Anti-patterns of {framework}/{skill}: {', '.join(found)}")
     headers = ["framework", "skill", "composite", "grade", "badge", "anti-patterns", "basis",

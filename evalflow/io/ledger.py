@@ -50,6 +50,7 @@ from evalflow.domain.rubric.scoring import (
 from evalflow.domain.yaml_text import load_yaml
 from evalflow.errors import InputError
 from evalflow.io import settings
+from evalflow.storage.tables import named_scores
 
 __all__ = [
     "DEFAULT_RUBRIC_PATH",
@@ -221,7 +222,7 @@ def ledger_frame(entries: Sequence[LedgerEntry], rubric: Rubric) -> pd.DataFrame
             "head_sha": evaluated.get("headSha"),
             "fingerprint": evaluated.get("fingerprint"),
             "status": entry.status,
-            "scores": json.dumps(entry.scores, sort_keys=True),
+            "scores": named_scores(entry.scores),
             "weighted_total": total.total,
             "coverage": total.coverage,
         }

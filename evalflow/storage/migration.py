@@ -7,8 +7,10 @@ A warehouse outlives evalflow versions, so a part may predate a contract change 
   (`<benchmark>.<framework>.<run>`), `judge_name` from its `judge_id` (`judge_name_of`), any
   other as NULL (unmeasured then, never 0);
 - a column once stored as text that is now typed: the JSON lists of `evidence`, `searches`,
-  `usage`, the JSON object `read_blobs`, the comma-separated `flags` and `isolation_missing`
-  become lists (of structs), the ISO text of `ran_at` a UTC timestamp.
+  `usage`, the JSON objects `read_blobs` and `scores` (name → score), the comma-separated
+  `flags`, `isolation_missing`, `anti_patterns`, `confidence_basis`, `check_ids`,
+  `failing_p0_acs`, `categories` and `keywords` become lists (of structs), the ISO text of
+  `ran_at` a UTC timestamp.
 
 A part already in the current schema is returned as it is (one schema comparison), so the
 conversion costs nothing once a warehouse is current. `evalflow migrate` rewrites old parts
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from evalflow.storage.tables import TABLES
+from evalflow.storage.tables import TABLES, named_scores
 
 if TYPE_CHECKING:
     from evalflow.storage.warehouse import Warehouse
@@ -67,8 +69,15 @@ _DECODE: dict[str, Callable[[str], Any]] = {
     "searches": json.loads,
     "usage": json.loads,
     "read_blobs": _read_blobs,
+    "scores": lambda text: named_scores(json.loads(text)),
     "flags": _names,
     "isolation_missing": _names,
+    "anti_patterns": _names,
+    "confidence_basis": _names,
+    "check_ids": _names,
+    "failing_p0_acs": _names,
+    "categories": _names,
+    "keywords": _names,
     "ran_at": _timestamp,
 }
 

@@ -168,6 +168,18 @@ class ModelCall(Row):
     estimated: bool
 
 
+class NamedScore(Row):
+    """One named score of a set (a PluginEval dimension, a ledger entry's headline score)."""
+
+    name: str
+    score: float | None = Field(description="null when the layer did not measure it")
+
+
+def named_scores(scores: dict[str, float | None]) -> list[dict[str, Any]]:
+    """A name → score mapping as a `list[NamedScore]` column's cell, sorted by name."""
+    return [{"name": name, "score": score} for name, score in sorted(scores.items())]
+
+
 class VerdictRow(JudgedRunRow):
     check_id: str
     run: int = Field(description="which of the k independent scoring runs (1..k)")
@@ -333,7 +345,7 @@ class StaticAnalysisRow(RunRow):
     skill_sha256: str
     sub_check: str = Field(description="one of PluginEval's six static sub-checks")
     score: float
-    anti_patterns: str = Field(description="comma-separated anti-pattern flags of the skill")
+    anti_patterns: list[str] = Field(description="the skill's anti-pattern flags")
     penalty: float = Field(description="max(0.5, 1 − 0.05 × anti-pattern count)")
 
 
@@ -343,7 +355,9 @@ class PluginJudgeRow(JudgedRunRow):
     reason: str | None
     judges: int
     kappa: float | None = Field(description="Cohen's kappa between judges (≥ 2 judges)")
-    scores: str = Field(description="JSON: dimension → judge score")
+    scores: list[NamedScore] = Field(
+        description="each dimension's judge score (by name): `unnest(scores)` gives one row each"
+    )
     api_calls: int = Field(description="model calls of the judge and Monte Carlo layers paid now")
     input_tokens: int
     output_tokens: int
@@ -384,9 +398,9 @@ class PluginCompositeRow(JudgedRunRow):
     badge: str = Field(description="platinum … bronze or no_badge (composite AND Elo)")
     elo: float | None
     confidence: str = Field(description="from the layers that produced data")
-    confidence_basis: str
+    confidence_basis: list[str] = Field(description="the layers that produced data")
     penalty: float
-    anti_patterns: str
+    anti_patterns: list[str] = Field(description="the skill's anti-pattern flags")
     measured_weight: float
     depth: str
 
@@ -427,7 +441,7 @@ class TestTierRow(JudgedRunRow):
     level: str
     tier: str = Field(description="necessary, secondary, nice_to_have or pre_existing (D)")
     ac_id: str | None
-    check_ids: str
+    check_ids: list[str] = Field(description="the T-checks the test proves")
     priority: str | None
     reason: str
 
@@ -442,7 +456,7 @@ class DistributionRow(JudgedRunRow):
         description="every P0 main path has ≥ 1 Necessary test; NULL when one rests on "
         "UNSCORED T-checks"
     )
-    failing_p0_acs: str
+    failing_p0_acs: list[str] = Field(description="P0 ACs whose main path has no Necessary test")
 
 
 class RobustnessRow(JudgedRunRow):
@@ -469,7 +483,7 @@ class ElicitationAdditionRow(JudgedRunRow):
     ref: str
     text: str
     category: str | None
-    categories: str
+    categories: list[str] = Field(description="every category the addition falls under")
     verdict: str = Field(
         description="valid-necessary, valid-defensive, invalid, or candidate (unadjudicated)"
     )
@@ -482,7 +496,7 @@ class ElicitationAdditionRow(JudgedRunRow):
         "(derived keywords: implementation_ref is only a candidate line)"
     )
     implementation_ref: str | None
-    keywords: str
+    keywords: list[str] = Field(description="what its implementation was searched by")
 
 
 class ElicitationItemRow(JudgedRunRow):
@@ -711,7 +725,7 @@ class LedgerEntryRow(Row):
     head_sha: str | None = Field(description="a framework run's evaluated head commit")
     fingerprint: str | None = Field(description="a framework run's fingerprint when evaluated")
     status: str
-    scores: str = Field(description="JSON object of the entry's scores")
+    scores: list[NamedScore] = Field(description="the entry's headline scores, by name")
     dimension_id: str | None = Field(description="River Review dimension (null: none apply)")
     score: float | None
     scoring_method: str | None
@@ -1048,8 +1062,11 @@ def tables_markdown() -> str:
         "",
         "Every per-run table has `benchmark` and `framework` beside `run_key`. A verdict's",
         "`evidence`, `searches`, `usage` and `read_blobs` are lists of structs with fixed field",
-        "names, `flags` and a gate's `isolation_missing` lists of text, `ran_at` a UTC",
-        "timestamp; DuckDB unnests them:",
+        "names, as are the `scores` of `plugin_judge` and `ledger_entry` (`name`, `score`);",
+        "`flags`, a gate's `isolation_missing`, PluginEval's `anti_patterns` and",
+        "`confidence_basis`, a test's `check_ids`, `failing_p0_acs` and an addition's",
+        "`categories` and `keywords` are lists of text, `ran_at` a UTC timestamp; DuckDB",
+        "unnests them:",
         "",
         "```sql",
         "SELECT benchmark, framework, check_id, e.path, e.start_line, e.quote",
@@ -1057,6 +1074,7 @@ def tables_markdown() -> str:
         "WHERE e.kind = 'lines';",
         "SELECT check_id, s.pattern, s.hits FROM scoring_run_1, unnest(searches) AS t(s);",
         "SELECT count(*) FROM scoring_run_1 WHERE list_contains(flags, 'absence-proven');",
+        "SELECT skill, s.name AS dimension, s.score FROM plugin_judge, unnest(scores) AS t(s);",
         "```",
         "",
         "An `evidence` item is a cited line range (`kind` `lines`: `path`, `start_line`,",
@@ -1065,11 +1083,14 @@ def tables_markdown() -> str:
         "",
         "## Migration",
         "",
-        "Older warehouses stored `evidence`, `searches`, `usage` and `read_blobs` as JSON text,",
-        "`flags` and `isolation_missing` as comma-separated text and `gates.ran_at` as ISO text,",
-        "and per-run tables other than `run_manifest` had no `benchmark` or `framework`. evalflow",
+        "Older warehouses stored `evidence`, `searches`, `usage`, `read_blobs` and `scores` as",
+        "JSON text, `flags`, `isolation_missing`, `anti_patterns`, `confidence_basis`,",
+        "`check_ids`, `failing_p0_acs`, `categories` and `keywords` as comma-separated text and",
+        "`gates.ran_at` as ISO text, per-run tables other than `run_manifest` had no",
+        "`benchmark` or `framework` and `evaluation_history` no `judge_name`. evalflow",
         "reads such parts as they are, every command and `evalflow query` included: each part is",
-        "upgraded as it is read (the missing names from its `run_key`, the text parsed; a column",
+        "upgraded as it is read (the missing names from its `run_key` or `judge_id`, the text",
+        "parsed; a column",
         "that joined a contract later reads as NULL, unmeasured). A re-materialised run writes",
         "the new types. A client reading the Parquet files or `evalflow.duckdb` itself sees each",
         "part's own types instead: a table of old parts only has the old text columns, and one",

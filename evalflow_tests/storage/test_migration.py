@@ -21,7 +21,11 @@ KEY = "trialist.bmad.r1"
 VERDICTS = "scoring_run_1"
 
 
-TYPED = {"evidence", "searches", "usage", "read_blobs", "flags", "isolation_missing", "ran_at"}
+TYPED = {
+    "evidence", "searches", "usage", "read_blobs", "flags", "isolation_missing", "ran_at",
+    "scores", "anti_patterns", "confidence_basis", "check_ids", "failing_p0_acs", "categories",
+    "keywords",
+}  # fmt: skip
 
 
 def _old_text(name: str, values: list) -> list:
@@ -43,6 +47,13 @@ def _old_text(name: str, values: list) -> list:
         "flags": ",".join,
         "isolation_missing": ", ".join,
         "ran_at": lambda moment: moment.isoformat(),
+        "scores": lambda items: json.dumps({i["name"]: i["score"] for i in items}, sort_keys=True),
+        "anti_patterns": ",".join,
+        "confidence_basis": ", ".join,
+        "check_ids": ",".join,
+        "failing_p0_acs": ",".join,
+        "categories": ",".join,
+        "keywords": ",".join,
     }[name]
     return [None if v is None else encode(v) for v in values]
 
@@ -100,6 +111,37 @@ def test_the_typed_columns_unnest_in_duckdb(scored_demo_run: Path) -> None:
         assert flags == (False, "VARCHAR[]")
     _, rows = query(wh, "SELECT typeof(ran_at), typeof(isolation_missing) FROM gates LIMIT 1")
     assert rows == [("TIMESTAMP WITH TIME ZONE", "VARCHAR[]")]
+
+
+# Columns once JSON or comma-separated text, now lists (of structs): DuckDB's type of each.
+LISTS = {
+    ("static_analysis", "anti_patterns"): "VARCHAR[]",
+    ("plugin_judge", "scores"): 'STRUCT("name" VARCHAR, score DOUBLE)[]',
+    ("plugin_composite", "confidence_basis"): "VARCHAR[]",
+    ("plugin_composite", "anti_patterns"): "VARCHAR[]",
+    ("test_tier", "check_ids"): "VARCHAR[]",
+    ("distribution", "failing_p0_acs"): "VARCHAR[]",
+    ("elicitation_addition", "categories"): "VARCHAR[]",
+    ("elicitation_addition", "keywords"): "VARCHAR[]",
+    ("ledger_entry", "scores"): 'STRUCT("name" VARCHAR, score DOUBLE)[]',
+}
+
+
+def test_list_columns_are_lists_in_the_files(scored_demo_run: Path) -> None:
+    """Each part as written, read by DuckDB itself (no evalflow upgrade in between)."""
+    found = {}
+    with duckdb.connect() as con:
+        for table, column in LISTS:
+            glob = f"{scored_demo_run / table}/[!_]*/*.parquet"
+            described = con.execute(f"DESCRIBE SELECT {column} FROM read_parquet('{glob}')")
+            found[table, column] = described.fetchone()[1]
+        scores = con.execute(
+            "SELECT s.name, s.score FROM read_parquet("
+            f"'{scored_demo_run / 'ledger_entry'}/*/*.parquet'), unnest(scores) AS t(s) "
+            "WHERE entry_key LIKE 'framework_run:%' AND s.name = 'final'"
+        ).fetchall()
+    assert found == LISTS
+    assert scores and all(isinstance(score, float) for _, score in scores)
 
 
 def test_an_old_part_reads_as_the_current_contract(

@@ -117,7 +117,7 @@ class DistributionResult(BaseModel):
 
     def test_tier_frame(self) -> pd.DataFrame:
         """The `test_tier` table: one row per test case (feature and pre-existing)."""
-        data = [{**row.model_dump(), "check_ids": ",".join(row.check_ids)} for row in self.rows]
+        data = [{**row.model_dump(), "check_ids": list(row.check_ids)} for row in self.rows]
         return pd.DataFrame(data, columns=TEST_TIER_COLUMNS)
 
     def distribution_frame(self) -> pd.DataFrame:
@@ -131,7 +131,7 @@ class DistributionResult(BaseModel):
                     "total_feature_tests": self.total,
                     "pre_existing_tests": len(self.pre_existing),
                     "healthy": self.healthy,
-                    "failing_p0_acs": ",".join(self.failing_p0_acs),
+                    "failing_p0_acs": list(self.failing_p0_acs),
                 }
                 for tier in TIERS
             ],

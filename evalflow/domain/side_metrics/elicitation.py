@@ -462,7 +462,7 @@ class ElicitationResult(BaseModel):
                 "ref": e.ref,
                 "text": e.item.text,
                 "category": e.categories[0] if e.categories else None,
-                "categories": ",".join(e.categories),
+                "categories": list(e.categories),
                 "verdict": e.verdict,
                 "rationale": e.rationale,
                 "justified": e.justified,
@@ -470,7 +470,7 @@ class ElicitationResult(BaseModel):
                 "master_id": e.master_id,
                 "implementation": e.implementation,
                 "implementation_ref": e.implementation_ref,
-                "keywords": ",".join(e.keywords),
+                "keywords": list(e.keywords),
             }
             for e in self.ledger
         ]

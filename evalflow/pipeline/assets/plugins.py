@@ -13,7 +13,6 @@ One evaluation per skill feeds four assets, so no layer is computed twice:
 Each skill's score is appended to the ledger (`plugin_score:<run_key>/<skill>`, pass = a badge).
 """
 
-import json
 from pathlib import Path
 
 import dagster as dg
@@ -30,7 +29,7 @@ from evalflow.judges.cost import UsageRecord, usage_sums
 from evalflow.pipeline.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.resources import PLUGINEVAL_JUDGES, EvalflowResource
-from evalflow.storage.tables import columns
+from evalflow.storage.tables import columns, named_scores
 
 DEPTH = "deep"
 SEED = 0
@@ -101,7 +100,7 @@ def plugin_tables(
     for report in reports:
         name = report["skill"]["name"]
         static_layer = _layer(report, "static")
-        anti = ",".join(static_layer["anti_patterns"])
+        anti = list(static_layer["anti_patterns"])
         static += [
             {"skill": name, "skill_sha256": report["skill"]["sha256"], "sub_check": sub,
              "score": score, "anti_patterns": anti, "penalty": static_layer["penalty"]}
@@ -115,7 +114,7 @@ def plugin_tables(
                 "reason": judge_layer.get("reason"),
                 "judges": judge_layer["judges"],
                 "kappa": judge_layer["kappa"],
-                "scores": json.dumps(judge_layer["scores"], sort_keys=True),
+                "scores": named_scores(judge_layer["scores"]),
                 # Each skill's calls once (two skills of one name: the first row).
                 **usage_sums(calls.pop(name or report["skill"]["dir_name"], [])),
             }
@@ -144,7 +143,7 @@ def plugin_tables(
                 "badge": comp["badge"],
                 "elo": comp["elo"],
                 "confidence": report["confidence"],
-                "confidence_basis": ", ".join(report["confidence_basis"]),
+                "confidence_basis": list(report["confidence_basis"]),
                 "penalty": comp["penalty"],
                 "anti_patterns": anti,
                 "measured_weight": comp["measured_weight"],
@@ -191,7 +190,7 @@ def plugineval(
             "plugin_score",
             f"{context.partition_key}/{row.skill}",
             scores={"composite": row.composite, "penalty": row.penalty},
-            results=[(flag, False, None) for flag in row.anti_patterns.split(",") if flag],
+            results=[(flag, False, None) for flag in row.anti_patterns],
             passed=row.badge != NO_BADGE,
             ledger_path=ledger_path_for(root),
         )

@@ -64,7 +64,7 @@ def test_frames() -> None:
     assert dist["pct"].sum() == pytest.approx(100.0)
     tiers = result.test_tier_frame()
     assert len(tiers) == 8
-    assert tiers.loc[tiers["tier"] == "necessary", "check_ids"].tolist() == ["S1-AC1-T1"]
+    assert tiers.loc[tiers["tier"] == "necessary", "check_ids"].tolist() == [["S1-AC1-T1"]]
 
 
 def test_unhealthy_when_a_p0_main_path_has_no_necessary_test() -> None:
