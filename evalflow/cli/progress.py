@@ -1,11 +1,12 @@
-"""Progress of multi-run work (`materialize`, `demo`, `score`): each run's steps as they finish.
+"""Progress of multi-run work (`materialize`, `demo`, `score`): each run's tables as written.
 
 The runs execute in worker processes (or in this one), so the display reads what Dagster
 records rather than hooking the runs: a thread polls the instance once a second for the
-runs started since the display opened and counts their finished steps against the steps of
-their execution plan. On a terminal that is one live bar per run ("mini.good.r1 scoring_run_2
-5/16"); off a terminal (a pipe, a CI log) one plain line per finished step, never a bar
-redrawn into the log. Nothing here touches what the runs compute or store.
+runs started since the display opened and counts their materialised tables against the
+tables planned for the run (a run is one Dagster step, so its steps would say nothing until it
+ends). On a terminal that is one live bar per run ("mini.good.r1 scoring_run_2 6/28"); off a
+terminal (a pipe, a CI log) one plain line per table written, never a bar redrawn into the
+log. Nothing here touches what the runs compute or store.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ class _Run:
     current: str = ""
 
 
-def step_line(partition: str, step: str, done: int, total: int) -> str:
-    """The off-terminal line for one finished step."""
-    return f"  {partition} {done}/{total} {step}"
+def table_line(partition: str, table: str, done: int, total: int) -> str:
+    """The off-terminal line for one table written."""
+    return f"  {partition} {done}/{total} {table}"
 
 
-class StepProgress:
-    """`with StepProgress(root, partitions): ...` shows the steps of those runs' Dagster runs."""
+class RunProgress:
+    """`with RunProgress(root, partitions): ...` shows the tables those runs' Dagster runs
+    write."""
 
     def __init__(
         self, warehouse_root: str, partitions: list[str], console: Console | None = None
@@ -55,7 +57,7 @@ class StepProgress:
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
 
-    def __enter__(self) -> StepProgress:
+    def __enter__(self) -> RunProgress:
         if self._console.is_terminal:
             self._bar = Progress(
                 TextColumn("{task.description}"),
@@ -95,7 +97,7 @@ class StepProgress:
                 return
 
     def poll(self, instance: dg.DagsterInstance) -> None:
-        """Read the runs' finished steps once and show what changed."""
+        """Read the runs' written tables once and show what changed."""
         import dagster as dg
 
         records = instance.get_runs(dg.RunsFilter(created_after=self._since))
@@ -103,22 +105,20 @@ class StepProgress:
             partition = run.tags.get("dagster/partition")
             if partition not in self._partitions:
                 continue
-            state = self._runs.get(run.run_id)
-            if state is None:
-                plan = instance.get_execution_plan_snapshot(run.execution_plan_snapshot_id)
-                state = self._runs[run.run_id] = _Run(partition, len(plan.steps))
-            for event in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START):
-                state.current = event.step_key or state.current
-            finished = instance.all_logs(
-                run.run_id,
-                of_type={dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE},
-            )
-            for event in finished:
-                if event.step_key and event.step_key not in state.done:
-                    state.done.add(event.step_key)
-                    if self._bar is None:
-                        line = step_line(partition, event.step_key, len(state.done), state.total)
-                        self._console.print(line, highlight=False, soft_wrap=True)
+            state = self._runs.setdefault(run.run_id, _Run(partition, 0))
+            # Counted on every poll: a run is listed before all its planned events are stored.
+            planned = dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+            state.total = len(instance.all_logs(run.run_id, of_type=planned))
+            written = dg.DagsterEventType.ASSET_MATERIALIZATION
+            for record in instance.all_logs(run.run_id, of_type=written):
+                table = record.dagster_event.asset_key.path[-1]
+                if table in state.done:
+                    continue
+                state.done.add(table)
+                state.current = table
+                if self._bar is None:
+                    line = table_line(partition, table, len(state.done), state.total)
+                    self._console.print(line, highlight=False, soft_wrap=True)
             self._show(run.run_id, state)
 
     def _show(self, run_id: str, state: _Run) -> None:
@@ -127,4 +127,9 @@ class StepProgress:
         description = f"{state.partition} {state.current}"
         if run_id not in self._tasks:
             self._tasks[run_id] = self._bar.add_task(description, total=state.total)
-        self._bar.update(self._tasks[run_id], completed=len(state.done), description=description)
+        self._bar.update(
+            self._tasks[run_id],
+            completed=len(state.done),
+            total=state.total,
+            description=description,
+        )

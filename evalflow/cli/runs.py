@@ -17,7 +17,7 @@ from evalflow.cli.output import (
     records,
     stderr,
 )
-from evalflow.cli.progress import StepProgress
+from evalflow.cli.progress import RunProgress
 from evalflow.errors import InputError
 from evalflow.io import settings
 from evalflow.judges.registry import JudgeName
@@ -186,7 +186,7 @@ def _materialize(
     stderr().print(
         f"materialising {len(keys)} run(s) ({executor} executor, {workers} worker(s)) into {root}"
     )
-    with StepProgress(root, keys):
+    with RunProgress(root, keys):
         outcomes = orchestrate.materialize(
             root,
             keys,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from evalflow.pipeline.assets import asset_checks, cross_run_assets, harness_assets, per_run_assets
+from evalflow.pipeline.assets import cross_run_assets, harness_assets, per_run_assets
 from evalflow.pipeline.automation import (
     NIGHTLY_HARNESS_CRON,
     manifest_sensor,
@@ -71,7 +71,6 @@ def _definitions(evaluate_executor: dg.ExecutorDefinition | None = None) -> dg.D
     )
     return dg.Definitions(
         assets=[*per_run_assets, *cross_run_assets, *harness_assets],
-        asset_checks=asset_checks,
         jobs=[*evaluate, rank_runs, harness],
         schedules=[
             nightly_schedule(evaluate[0]),

@@ -1,4 +1,4 @@
-"""The progress display: each run's finished steps, live on a terminal, one line each off it."""
+"""The progress display: each run's written tables, live on a terminal, one line each off it."""
 
 from __future__ import annotations
 
@@ -11,65 +11,60 @@ import dagster as dg
 import pytest
 from rich.console import Console
 
-from evalflow.cli.progress import StepProgress
+from evalflow.cli.progress import RunProgress
 from evalflow_tests.cli.test_errors import run_cli
 
 
 class FakeInstance:
-    """Two runs: one of ours with 3 planned steps, one of a partition not asked about."""
+    """Two runs: one of ours with 3 planned tables, one of a partition not asked about."""
 
     def __init__(self) -> None:
-        self.finished: dict[str, list[str]] = {"r1": [], "other": ["a"]}
-        self.started: dict[str, list[str]] = {"r1": [], "other": ["a"]}
+        self.planned: dict[str, list[str]] = {"r1": ["a", "b", "c"], "other": ["a"]}
+        self.written: dict[str, list[str]] = {"r1": [], "other": ["a"]}
 
     def get_runs(self, _filters: dg.RunsFilter) -> list[SimpleNamespace]:
         return [
-            SimpleNamespace(
-                run_id=run_id, tags={"dagster/partition": key}, execution_plan_snapshot_id="p"
-            )
+            SimpleNamespace(run_id=run_id, tags={"dagster/partition": key})
             for run_id, key in (("r1", "b.f.r1"), ("other", "b.x.r1"))
         ]
 
-    def get_execution_plan_snapshot(self, _snapshot_id: str) -> SimpleNamespace:
-        return SimpleNamespace(steps=["a", "b", "c"])
-
     def all_logs(self, run_id: str, of_type: object) -> list[SimpleNamespace]:
-        keys = self.started if of_type == dg.DagsterEventType.STEP_START else self.finished
-        return [SimpleNamespace(step_key=key) for key in keys[run_id]]
+        planned = of_type == dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        tables = (self.planned if planned else self.written)[run_id]
+        return [
+            SimpleNamespace(dagster_event=SimpleNamespace(asset_key=dg.AssetKey(t))) for t in tables
+        ]
 
 
-def test_off_a_terminal_each_finished_step_is_one_line_once() -> None:
+def test_off_a_terminal_each_written_table_is_one_line_once() -> None:
     file = io.StringIO()
     instance = FakeInstance()
-    display = StepProgress("/unused", ["b.f.r1"], console=Console(file=file, width=40))
-    instance.started["r1"] = ["a"]
+    display = RunProgress("/unused", ["b.f.r1"], console=Console(file=file, width=40))
     display.poll(instance)
     assert file.getvalue() == ""
-    instance.finished["r1"] = ["a"]
-    instance.started["r1"] = ["a", "b"]
+    instance.written["r1"] = ["a"]
     display.poll(instance)
-    instance.finished["r1"] = ["a", "b", "c"]
+    instance.written["r1"] = ["a", "b", "c"]
     display.poll(instance)
     display.poll(instance)
     assert file.getvalue().splitlines() == ["  b.f.r1 1/3 a", "  b.f.r1 2/3 b", "  b.f.r1 3/3 c"]
 
 
-def test_on_a_terminal_a_bar_per_run_names_the_running_step() -> None:
+def test_on_a_terminal_a_bar_per_run_names_the_last_table_written() -> None:
     file = io.StringIO()
     instance = FakeInstance()
     console = Console(file=file, force_terminal=True, color_system=None, width=80)
-    with StepProgress("/unused", ["b.f.r1"], console=console) as display:
+    with RunProgress("/unused", ["b.f.r1"], console=console) as display:
         display._stop.set()  # no polling thread of its own: this test polls
-        instance.finished["r1"] = ["a"]
-        instance.started["r1"] = ["a", "b"]
+        instance.written["r1"] = ["a", "b"]
         display.poll(instance)
         assert display._bar is not None
         (task,) = display._bar.tasks
-        assert (task.description, task.completed, task.total) == ("b.f.r1 b", 1, 3)
+        assert (task.description, task.completed, task.total) == ("b.f.r1 b", 2, 3)
 
 
 @pytest.mark.slow  # a `score` run through the pipeline (the rendering: tests above)
-def test_materialize_off_a_terminal_shows_every_step_of_each_run(
+def test_materialize_off_a_terminal_shows_every_table_of_each_run(
     mini: Path, warehouse_dir: Path, capsys
 ) -> None:
     code, _, err = run_cli(capsys, "score", str(mini / "runs" / "good.yaml"))

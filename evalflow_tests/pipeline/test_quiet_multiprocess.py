@@ -87,7 +87,7 @@ def test_a_multiprocess_run_prints_no_debug_line(tmp_path: Path) -> None:
     assert "DEBUG" not in done.stdout + done.stderr, done.stderr
 
 
-@pytest.mark.slow  # 1-7 min: each of the 16 steps starts an interpreter importing Dagster
+@pytest.mark.slow  # 1-7 min: the run's step starts an interpreter importing Dagster
 def test_materialize_with_the_multiprocess_executor_shows_only_progress(
     mini: Path, tmp_path: Path
 ) -> None:

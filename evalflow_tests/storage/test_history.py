@@ -14,7 +14,7 @@ import yaml
 from evalflow.cli import main
 from evalflow.io.ledger import ledger_path_for, load_rubric, read_ledger_frame
 from evalflow.io.registry import register_manifest
-from evalflow.pipeline.assets import asset_checks, per_run_assets
+from evalflow.pipeline.assets import per_run_assets
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.io_manager import ParquetIOManagerFactory
 from evalflow.pipeline.resources import EvalflowResource
@@ -28,13 +28,11 @@ KEY = "mini.good.r1"
 
 def _evaluate(instance: dg.DagsterInstance, root: Path, **judge: str) -> None:
     result = dg.materialize(
-        [*per_run_assets, *asset_checks],
+        per_run_assets,
         partition_key=KEY,
         resources={
             "evalflow": EvalflowResource(warehouse=str(root), **judge),
-            "warehouse_io": ParquetIOManagerFactory(
-                warehouse=str(root), judge=judge.get("judge", "")
-            ),
+            "warehouse_io": ParquetIOManagerFactory(warehouse=str(root)),
         },
         instance=instance,
         raise_on_error=False,

@@ -1,4 +1,4 @@
-"""Asset `acceptance_runs`: the frozen baseline's `run` probes, executed in the gate sandbox.
+"""Stage `acceptance_runs`: the frozen baseline's `run` probes, executed in the gate sandbox.
 
 One row per `run` probe of the baseline (none when it has none, and then nothing runs): the
 command or HTTP request, the expectation, whether it passed, and — when the environment
@@ -15,12 +15,11 @@ from evalflow.domain.acceptance import acceptance_rows
 from evalflow.gates import GateCaches, gate_limits
 from evalflow.gates.acceptance import run_acceptance
 from evalflow.gates.runner import gate_commands
-from evalflow.pipeline.assets.common import per_run_asset, prepare, run_output, stamp
+from evalflow.pipeline.assets.common import prepare, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.storage.tables import columns
 
 
-@per_run_asset()
 def acceptance_runs(
     context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> dg.Output:

@@ -1,5 +1,8 @@
 """Asset checks: the invariants a benchmark operator relies on, checked on every run.
 
+Each is evaluated by the `evaluation` step right after the stage that writes its asset
+(`assets.evaluation`); a blocking one that fails stops every stage downstream of that asset.
+
 - `weights_consistent` (final_score): Σw equals the priority table applied to the PRD;
 - `met_has_valid_evidence` (majority_vote): every MET majority cites evidence that still
   validates against the repository at head;
@@ -10,7 +13,8 @@
   configured threshold (persistent disagreement means ambiguous check wording).
 """
 
-import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -24,15 +28,22 @@ from evalflow.io.evaluation import open_snapshot
 from evalflow.io.inputs import load_benchmark, load_manifest
 from evalflow.judges.validator import evidence_problem
 from evalflow.pipeline.assets.common import benchmark, prepare
-from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.repo.guard import RepoState, capture_state, changes
 
-# Checks on partitioned assets need `partitions_def`, a Dagster preview feature; without it a
-# check of one run would be evaluated against the asset as a whole. The warning is silenced
-# because it is printed on every import; docs/scaling.md ("Dagster preview and beta features")
-# says why the feature is used and what upgrading Dagster must re-check.
-warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partitions_def.*")
+
+@dataclass(frozen=True)
+class Check:
+    """A check of asset `asset`; `compute`'s parameters name the tables it reads."""
+
+    compute: Callable[..., dg.AssetCheckResult]
+    asset: str
+    description: str
+    blocking: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.compute.__name__
 
 
 def _cited(item: dict) -> dict:
@@ -41,19 +52,10 @@ def _cited(item: dict) -> dict:
     return {name: item[name] for name in Evidence.model_fields}
 
 
-@dg.asset_check(
-    asset="final_score",
-    partitions_def=evaluations,
-    blocking=True,
-    # From the roll-up's own table: the text said "P2 1" while the roll-up weighs P2 at 0.
-    description="Σw equals the PRD's priority weights ("
-    + ", ".join(f"{p} {w}" for p, w in PRIORITY_WEIGHTS.items())
-    + "); blocks the report",
-)
 def weights_consistent(
-    context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, final_score: pd.DataFrame
+    context: dg.AssetExecutionContext, evalflow: EvalflowResource, final_score: pd.DataFrame
 ) -> dg.AssetCheckResult:
-    bench = benchmark(context, evalflow)  # type: ignore[arg-type]
+    bench = benchmark(context, evalflow)
     expected = sum(PRIORITY_WEIGHTS[s.priority] for s in bench.prd.stories)
     got = int(final_score["sum_w"].iloc[0])
     return dg.AssetCheckResult(
@@ -63,25 +65,15 @@ def weights_consistent(
     )
 
 
-@dg.asset_check(
-    asset="majority_vote",
-    partitions_def=evaluations,
-    description="Every MET majority cites evidence that still validates at head",
-    additional_ins={
-        "scoring_run_1": dg.AssetIn(),
-        "scoring_run_2": dg.AssetIn(),
-        "scoring_run_3": dg.AssetIn(),
-    },
-)
 def met_has_valid_evidence(
-    context: dg.AssetCheckExecutionContext,
+    context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
     majority_vote: pd.DataFrame,
     scoring_run_1: pd.DataFrame,
     scoring_run_2: pd.DataFrame,
     scoring_run_3: pd.DataFrame,
 ) -> dg.AssetCheckResult:
-    snapshot = open_snapshot(prepare(context, evalflow))  # type: ignore[arg-type]
+    snapshot = open_snapshot(prepare(context, evalflow))
     verdicts = pd.concat([scoring_run_1, scoring_run_2, scoring_run_3], ignore_index=True)
     met = set(majority_vote.loc[majority_vote["majority"] == "MET", "check_id"])
     failing = []
@@ -101,14 +93,8 @@ def met_has_valid_evidence(
     )
 
 
-@dg.asset_check(
-    asset="run_manifest",
-    partitions_def=evaluations,
-    blocking=True,
-    description="Every run of the benchmark used the same frozen baseline hash (comparable)",
-)
 def one_baseline_per_benchmark(
-    context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
+    evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> dg.AssetCheckResult:
     warehouse = evalflow.get_warehouse()
     everything = warehouse.read("run_manifest")
@@ -151,15 +137,7 @@ def _current_baseline_hash(manifest_path: str) -> str | None:
         return None
 
 
-@dg.asset_check(
-    asset="report",
-    partitions_def=evaluations,
-    additional_ins={"run_manifest": dg.AssetIn()},
-    description="The evaluated repository is exactly as it was before scoring (read-only)",
-)
-def read_only_guard(
-    context: dg.AssetCheckExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
-) -> dg.AssetCheckResult:
+def read_only_guard(run_manifest: pd.DataFrame) -> dg.AssetCheckResult:
     m = run_manifest.iloc[0]
     before = RepoState(
         head=m["repo_head_before"],
@@ -172,11 +150,6 @@ def read_only_guard(
     )
 
 
-@dg.asset_check(
-    asset="majority_vote",
-    partitions_def=evaluations,
-    description="Warns when the share of borderline checks exceeds `borderline_max`",
-)
 def borderline_rate(evalflow: EvalflowResource, majority_vote: pd.DataFrame) -> dg.AssetCheckResult:
     rate = float(majority_vote["borderline"].mean()) if len(majority_vote) else 0.0
     return dg.AssetCheckResult(
@@ -186,10 +159,35 @@ def borderline_rate(evalflow: EvalflowResource, majority_vote: pd.DataFrame) -> 
     )
 
 
-asset_checks = [
-    weights_consistent,
-    met_has_valid_evidence,
-    one_baseline_per_benchmark,
-    read_only_guard,
-    borderline_rate,
-]
+CHECKS = (
+    Check(
+        one_baseline_per_benchmark,
+        "run_manifest",
+        "Every run of the benchmark used the same frozen baseline hash (comparable)",
+        blocking=True,
+    ),
+    Check(
+        met_has_valid_evidence,
+        "majority_vote",
+        "Every MET majority cites evidence that still validates at head",
+    ),
+    Check(
+        borderline_rate,
+        "majority_vote",
+        "Warns when the share of borderline checks exceeds `borderline_max`",
+    ),
+    Check(
+        weights_consistent,
+        "final_score",
+        # From the roll-up's own table: the text said "P2 1" while the roll-up weighs P2 at 0.
+        "Σw equals the PRD's priority weights ("
+        + ", ".join(f"{p} {w}" for p, w in PRIORITY_WEIGHTS.items())
+        + "); blocks the report",
+        blocking=True,
+    ),
+    Check(
+        read_only_guard,
+        "report",
+        "The evaluated repository is exactly as it was before scoring (read-only)",
+    ),
+)

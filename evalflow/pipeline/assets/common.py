@@ -1,4 +1,4 @@
-"""What every per-run asset needs: its partition's manifest, prepared, and shared metadata.
+"""What every per-run stage needs: its partition's manifest, prepared, and shared metadata.
 
 Metadata follows Dagster's conventions: `dagster/row_count` and `dagster/column_schema` (built
 from the table contracts in `evalflow.storage.tables`) on every warehouse output, `kinds` for
@@ -9,7 +9,7 @@ unchanged run from a stale one.
 
 import hashlib
 import warnings
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from types import NoneType
 from typing import Any, get_args
@@ -21,7 +21,6 @@ from evalflow import __version__
 from evalflow.io.evaluation import PreparedRun, prepare_run
 from evalflow.io.inputs import Benchmark, load_benchmark, load_manifest
 from evalflow.io.registry import manifest_for
-from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports import html, markdown
 from evalflow.storage.arrow import arrow_type, duckdb_type
@@ -39,15 +38,6 @@ GROUP = "evaluation"
 KINDS = {"python", "parquet", "duckdb"}
 # The fingerprint covers evalflow's version too; the code version makes it visible in Dagster.
 CODE_VERSION = __version__
-# The decorator of a plain per-run asset: one warehouse part per `evaluations` partition.
-per_run_asset = partial(
-    dg.asset,
-    partitions_def=evaluations,
-    io_manager_key=IO,
-    group_name=GROUP,
-    code_version=CODE_VERSION,
-    kinds=KINDS,
-)
 # Run tag of a run the manifest sensor requested: its manifest, registered when the run starts.
 MANIFEST_TAG = "evalflow/manifest"
 
@@ -59,10 +49,9 @@ _PREPARED: dict[tuple[str, str], PreparedRun] = {}
 def prepare(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> PreparedRun:
     """The partition's run, prepared once per Dagster run in this process.
 
-    Eight steps of a run need it, and preparing syncs the mirror and resolves the commits
-    with git each time (≈ 12 git processes); a step executed in another process (the
-    multiprocess executor, a retry elsewhere) prepares its own. Keyed by the Dagster run, so
-    a later run sees the repository as it is then."""
+    Most stages of a run need it, and preparing syncs the mirror and resolves the commits
+    with git each time (≈ 12 git processes). Keyed by the Dagster run, so a later run (a
+    retry too) sees the repository as it is then."""
     key = (context.run.run_id, context.partition_key)
     prepared = _PREPARED.get(key)
     if prepared is None:
@@ -131,13 +120,10 @@ def run_output(
     frame: pd.DataFrame,
     run_manifest: pd.DataFrame,
     metadata: dict[str, Any] | None = None,
-    *,
-    multi: bool = False,
 ) -> dg.Output:
-    """A per-run output: its table metadata, and the run's fingerprint as data version (also
-    for an empty table, which has no row to carry it).
+    """A per-run output, named after its table: its table metadata, and the run's fingerprint
+    as data version (also for an empty table, which has no row to carry it).
 
-    `multi`: the output of a multi-asset, named after its table (a plain asset's is `result`).
     A judge-dependent table's rows also name the run's judge (`judge_name`, after run_key and
     fingerprint): the judge its part is stored under, beside other judges' parts.
     """
@@ -147,7 +133,7 @@ def run_output(
         frame.insert(position, JUDGE_COLUMN, str(run_manifest[JUDGE_COLUMN].iloc[0]))
     return dg.Output(
         frame,
-        output_name=table if multi else "result",
+        output_name=table,
         data_version=dg.DataVersion(data_version(table, str(run_manifest["fingerprint"].iloc[0]))),
         metadata={**table_metadata(table, frame), **(metadata or {})},
     )

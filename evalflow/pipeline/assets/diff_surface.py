@@ -1,14 +1,13 @@
-"""Asset `diff_surface`: the files this run changed, the first scope of every search."""
+"""Stage `diff_surface`: the files this run changed, the first scope of every search."""
 
 import dagster as dg
 import pandas as pd
 
 from evalflow.io.evaluation import diff_frame
-from evalflow.pipeline.assets.common import per_run_asset, prepare, run_output, stamp
+from evalflow.pipeline.assets.common import prepare, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 
 
-@per_run_asset()
 def diff_surface(
     context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> dg.Output:

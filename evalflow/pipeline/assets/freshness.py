@@ -102,9 +102,8 @@ def _retry_incomplete(warehouse: Warehouse, partition: str, judge: str) -> bool:
 
 
 def _downstream(stale: set[dg.AssetKey]) -> set[dg.AssetKey]:
-    """`stale` with everything that reads it, a multi-asset always whole (one step)."""
-    closed = set(dg.AssetSelection.assets(*stale).downstream().resolve(per_run_assets))
-    return {k for a in per_run_assets if closed & set(a.keys) for k in a.keys}
+    """`stale` with everything that reads it."""
+    return set(dg.AssetSelection.assets(*stale).downstream().resolve(per_run_assets))
 
 
 def stale_by_partition(

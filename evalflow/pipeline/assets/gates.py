@@ -1,4 +1,4 @@
-"""Asset `gates`: dependency setup, then build, lint, unit and e2e in a throw-away sandboxed clone.
+"""Stage `gates`: dependency setup, then build, lint, unit and e2e in a throw-away sandboxed clone.
 
 A confirmed ✗ (status `fail` of a gate) makes the roll-up report Adjusted Final = Final × 0.5;
 `not-run` (an environment or setup failure, always with its attempt and evidence),
@@ -14,11 +14,10 @@ import pandas as pd
 
 from evalflow.domain.gates import gates_frame
 from evalflow.gates import GateCaches, gate_limits, run_gates
-from evalflow.pipeline.assets.common import per_run_asset, prepare, run_output, stamp
+from evalflow.pipeline.assets.common import prepare, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 
 
-@per_run_asset()
 def gates(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,

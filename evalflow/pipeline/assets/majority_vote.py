@@ -1,4 +1,4 @@
-"""Asset `majority_vote`: the k verdicts of each check reduced to one majority."""
+"""Stage `majority_vote`: the k verdicts of each check reduced to one majority."""
 
 import dagster as dg
 import pandas as pd
@@ -6,10 +6,9 @@ import pandas as pd
 from evalflow.domain.vote import majority_vote as vote
 from evalflow.io.evaluation import K_RUNS
 from evalflow.judges.panel import independent_votes
-from evalflow.pipeline.assets.common import per_run_asset, run_output, stamp
+from evalflow.pipeline.assets.common import run_output, stamp
 
 
-@per_run_asset()
 def majority_vote(
     run_manifest: pd.DataFrame,
     scoring_run_1: pd.DataFrame,

@@ -26,8 +26,7 @@ from evalflow.io.ledger import ledger_path_for, record_evaluation
 from evalflow.io.plugineval import evaluate_path
 from evalflow.io.registry import manifest_for
 from evalflow.judges.cost import UsageRecord, usage_sums
-from evalflow.pipeline.assets.common import CODE_VERSION, GROUP, IO, KINDS, run_output, stamp
-from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.assets.common import run_output, stamp
 from evalflow.pipeline.resources import PLUGINEVAL_JUDGES, EvalflowResource
 from evalflow.storage.tables import columns, named_scores
 
@@ -158,22 +157,9 @@ def plugin_tables(
     )
 
 
-@dg.multi_asset(
-    name="plugineval",
-    partitions_def=evaluations,
-    group_name=GROUP,
-    outs={
-        name: dg.AssetOut(
-            io_manager_key=IO, description=description, code_version=CODE_VERSION, kinds=KINDS
-        )
-        for name, description in {
-            "static_analysis": "Static sub-checks",
-            "plugin_judge": "LLM judge layer",
-            "mc_simulation": "Monte Carlo layer (the offline router is a simulation)",
-            "plugin_composite": "Composite and badge",
-        }.items()
-    },
-)
+PLUGIN_TABLES = ("static_analysis", "plugin_judge", "mc_simulation", "plugin_composite")
+
+
 def plugineval(
     context: dg.AssetExecutionContext, evalflow: EvalflowResource, run_manifest: pd.DataFrame
 ) -> tuple[dg.Output, dg.Output, dg.Output, dg.Output]:
@@ -199,14 +185,12 @@ def plugineval(
         if len(composite)
         else {"skills": 0}
     )
-    names = ("static_analysis", "plugin_judge", "mc_simulation", "plugin_composite")
     return tuple(
         run_output(
             name,
             stamp(table, run_manifest),
             run_manifest,
             summary if name == "plugin_composite" else None,
-            multi=True,
         )
-        for name, table in zip(names, tables, strict=True)
+        for name, table in zip(PLUGIN_TABLES, tables, strict=True)
     )

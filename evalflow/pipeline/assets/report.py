@@ -1,4 +1,4 @@
-"""Asset `report`: the per-run Markdown report and its static HTML page, under the warehouse.
+"""Stage `report`: the per-run Markdown report and its static HTML page, under the warehouse.
 
 The file name carries the UTC write time (SPEC §Report); the content does not. When the
 content of a re-materialised report is unchanged, the existing files and its row are kept,
@@ -18,7 +18,7 @@ from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, inputs_fingerprint
 from evalflow.io.ledger import ledger_path_for, now, record_evaluation
 from evalflow.judges.family import author_unknown_note
-from evalflow.pipeline.assets.common import benchmark, per_run_asset, run_output, stamp
+from evalflow.pipeline.assets.common import benchmark, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.reports.html import render_run_html
 from evalflow.reports.markdown import ReportInput, render_report, report_filename
@@ -61,7 +61,6 @@ def _record_in_ledger(
     )
 
 
-@per_run_asset()
 def report(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,

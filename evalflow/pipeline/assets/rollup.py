@@ -1,4 +1,4 @@
-"""Asset `rollup`: AC, story and final score tables (`ac_score`, `story_score`, `final_score`)."""
+"""Stage `rollup`: AC, story and final score tables (`ac_score`, `story_score`, `final_score`)."""
 
 import dagster as dg
 import pandas as pd
@@ -7,38 +7,12 @@ from evalflow.domain.gates import failed_by_run
 from evalflow.domain.rollup import rollup as roll
 from evalflow.domain.vote import agreement
 from evalflow.io.evaluation import checks_frame, stories_frame
-from evalflow.pipeline.assets.common import (
-    CODE_VERSION,
-    GROUP,
-    IO,
-    KINDS,
-    benchmark,
-    run_output,
-    stamp,
-)
-from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.assets.common import benchmark, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 
+ROLLUP_TABLES = ("ac_score", "story_score", "final_score")
 
-@dg.multi_asset(
-    name="rollup",
-    partitions_def=evaluations,
-    group_name=GROUP,
-    outs={
-        "ac_score": dg.AssetOut(
-            io_manager_key=IO, description="I, T and AC_score per AC", code_version=CODE_VERSION,
-            kinds=KINDS,
-        ),
-        "story_score": dg.AssetOut(
-            io_manager_key=IO, description="Story_score per story", code_version=CODE_VERSION,
-            kinds=KINDS,
-        ),
-        "final_score": dg.AssetOut(
-            io_manager_key=IO, description="Final, band, bounds, Adjusted Final, agreement",
-            code_version=CODE_VERSION, kinds=KINDS,
-        ),
-    },
-)  # fmt: skip
+
 def rollup(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
@@ -69,9 +43,9 @@ def rollup(
         "rollup": dg.MetadataValue.md(rollup_markdown(row, story)),
     }
     return (
-        run_output("ac_score", stamp(tables.ac, run_manifest), run_manifest, multi=True),
-        run_output("story_score", story, run_manifest, multi=True),
-        run_output("final_score", stamp(final, run_manifest), run_manifest, summary, multi=True),
+        run_output("ac_score", stamp(tables.ac, run_manifest), run_manifest),
+        run_output("story_score", story, run_manifest),
+        run_output("final_score", stamp(final, run_manifest), run_manifest, summary),
     )
 
 

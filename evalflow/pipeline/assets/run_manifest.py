@@ -1,4 +1,4 @@
-"""Asset `run_manifest`: the resolved run (commits, hashes, judge, fingerprint, repo state)."""
+"""Stage `run_manifest`: the resolved run (commits, hashes, judge, fingerprint, repo state)."""
 
 import hashlib
 from pathlib import Path
@@ -12,7 +12,7 @@ from evalflow.io.evaluation import comparability, fingerprint
 from evalflow.io.registry import register_manifest
 from evalflow.judges.family import same_family
 from evalflow.judges.panel import judge_models
-from evalflow.pipeline.assets.common import MANIFEST_TAG, per_run_asset, prepare, run_output
+from evalflow.pipeline.assets.common import MANIFEST_TAG, prepare, run_output
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.repo.guard import capture_state
 
@@ -31,7 +31,6 @@ def _register_requested(context: dg.AssetExecutionContext, evalflow: EvalflowRes
         )
 
 
-@per_run_asset()
 def run_manifest(context: dg.AssetExecutionContext, evalflow: EvalflowResource) -> dg.Output:
     """One row per run: manifest fields, resolved SHAs, baseline hash, judge and fingerprint.
 

@@ -1,10 +1,12 @@
-"""Assets `scoring_run_1`, `scoring_run_2`, `scoring_run_3`: the k independent scoring runs.
+"""Stages `scoring_run_1`, `scoring_run_2`, `scoring_run_3`: the k independent scoring runs.
 
-Each is its own asset, so one run can be retried or re-materialised alone; each passes the
-judge's verdicts through the shared evidence validator before they are stored. Each reads
+Each is its own asset, so one run can be re-materialised alone; each passes the judge's
+verdicts through the shared evidence validator before they are stored. Each reads
 `acceptance_runs`: the baseline's executed `run` probes are behavioural evidence; and
 `gates`: a test the unit/e2e gates report failing at head proves no T-check.
 """
+
+from collections.abc import Callable
 
 import dagster as dg
 import pandas as pd
@@ -17,33 +19,13 @@ from evalflow.io.evaluation import (
     score_run,
     verdicts_frame,
 )
-from evalflow.pipeline.assets.common import (
-    CODE_VERSION,
-    GROUP,
-    IO,
-    KINDS,
-    prepare,
-    run_output,
-    stamp,
-)
-from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.assets.common import prepare, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 
 
-def _scoring_asset(run: int) -> dg.AssetsDefinition:
-    @dg.asset(
-        name=f"scoring_run_{run}",
-        partitions_def=evaluations,
-        io_manager_key=IO,
-        group_name=GROUP,
-        deps=["diff_surface"],
-        retry_policy=dg.RetryPolicy(max_retries=2, delay=5),
-        # Concurrency pool: size it to the judge API's rate limit (docs/scaling.md).
-        pool="judge_api",
-        description=f"Verdicts of scoring run {run} of {K_RUNS} (validated evidence).",
-        code_version=CODE_VERSION,
-        kinds=KINDS,
-    )
+def scoring_stage(run: int) -> Callable[..., dg.Output]:
+    """Scoring run `run` of `K_RUNS` (it also reads the diff surface, through the prepared run)."""
+
     def scoring_run(
         context: dg.AssetExecutionContext,
         evalflow: EvalflowResource,
@@ -74,4 +56,4 @@ def _scoring_asset(run: int) -> dg.AssetsDefinition:
     return scoring_run
 
 
-scoring_runs = [_scoring_asset(run) for run in range(1, K_RUNS + 1)]
+scoring_runs = [scoring_stage(run) for run in range(1, K_RUNS + 1)]

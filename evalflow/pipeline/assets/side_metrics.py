@@ -1,6 +1,6 @@
-"""Assets `test_inventory` and the side metrics E, S, R, D of one framework run.
+"""Stage `side_metrics`: `test_inventory` and the side metrics E, S, R, D of one framework run.
 
-One multi-asset, so the inventory (tree-sitter, every test case with file:line) is built once
+One stage, so the inventory (tree-sitter, every test case with file:line) is built once
 and feeds test distribution D and robustness R; elicitation E and scope S read the run's
 spec.md/tasks.md. Side metrics are reported beside Final and never folded into it. The
 report's E/S/R/D sections are rendered here (`side_metrics_section`) from the same objects.
@@ -12,45 +12,21 @@ import pandas as pd
 from evalflow.domain.side_metrics.markdown import side_metrics_markdown
 from evalflow.io.evaluation import open_snapshot
 from evalflow.io.side_metrics import conventions_for, feature_inventory, side_metrics_for_run
-from evalflow.pipeline.assets.common import (
-    CODE_VERSION,
-    GROUP,
-    IO,
-    KINDS,
-    prepare,
-    run_output,
-    stamp,
-)
-from evalflow.pipeline.assets.partitions import evaluations
+from evalflow.pipeline.assets.common import prepare, run_output, stamp
 from evalflow.pipeline.resources import EvalflowResource
 from evalflow.repo.diff_lines import parse_unified_diff
 from evalflow.repo.diff_surface import unified_diff
 from evalflow.repo.snapshot import WORKTREE
 from evalflow.repo.test_inventory import inventory_frame
-from evalflow.storage.tables import TABLES
 
 SIDE_TABLES = (
     "test_tier", "distribution", "robustness", "elicitation_category", "elicitation_addition",
     "elicitation_item", "elicitation_summary", "scope_finding", "scope_summary",
     "sanctioned_requirement",
 )  # fmt: skip
+SIDE_METRICS_OUTPUTS = ("test_inventory", *SIDE_TABLES, "side_metrics_section")
 
 
-@dg.multi_asset(
-    name="side_metrics",
-    partitions_def=evaluations,
-    group_name=GROUP,
-    # Each output is described by its table contract, so the UI and docs/tables.md agree.
-    outs={
-        name: dg.AssetOut(
-            io_manager_key=IO,
-            description=TABLES[name].description,
-            code_version=CODE_VERSION,
-            kinds=KINDS,
-        )
-        for name in ("test_inventory", *SIDE_TABLES, "side_metrics_section")
-    },
-)
 def side_metrics(
     context: dg.AssetExecutionContext,
     evalflow: EvalflowResource,
@@ -86,10 +62,10 @@ def side_metrics(
         diff_lines=diff,
     )
     inventory = stamp(inventory_frame(cases), run_manifest)
-    yield run_output("test_inventory", inventory, run_manifest, multi=True)
+    yield run_output("test_inventory", inventory, run_manifest)
     frames = metrics.frames()
     for name in SIDE_TABLES:
-        yield run_output(name, stamp(frames[name], run_manifest), run_manifest, multi=True)
+        yield run_output(name, stamp(frames[name], run_manifest), run_manifest)
     markdown = side_metrics_markdown(metrics)
     section = stamp(pd.DataFrame([{"markdown": markdown}]), run_manifest)
     yield run_output(
@@ -97,5 +73,4 @@ def side_metrics(
         section,
         run_manifest,
         {"preview": dg.MetadataValue.md(markdown)},
-        multi=True,
     )

@@ -14,15 +14,12 @@ import pandas as pd
 import pytest
 
 from evalflow.io.registry import register_manifest
-from evalflow.pipeline.assets import (
-    asset_checks,
-    cross_run_assets,
-    harness_assets,
-    per_run_assets,
-)
+from evalflow.pipeline.assets import cross_run_assets, harness_assets, per_run_assets
+from evalflow.pipeline.assets.checks import CHECKS
 from evalflow.pipeline.assets.common import column_schema, run_output
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.assets.rollup import rollup_markdown
+from evalflow.pipeline.assets.side_metrics import SIDE_METRICS_OUTPUTS
 from evalflow.pipeline.definitions import defs
 from evalflow.pipeline.io_manager import ParquetIOManagerFactory
 from evalflow.pipeline.resources import EvalflowResource
@@ -77,11 +74,12 @@ def test_every_contract_table_records_its_row_count_and_column_schema(
         assert metadata["dagster/column_schema"].value == column_schema(table), asset_key
 
 
-def test_side_metric_outputs_are_described_one_by_one() -> None:
-    (side,) = [a for a in per_run_assets if dg.AssetKey("robustness") in a.keys]
-    descriptions = {k.path[-1]: s.description for k, s in side.specs_by_key.items()}
-    assert len(set(descriptions.values())) == len(descriptions) == 12
-    assert descriptions["robustness"] == TABLES["robustness"].description
+def test_per_run_tables_are_described_one_by_one_by_their_contracts() -> None:
+    (evaluation,) = per_run_assets
+    descriptions = {k.path[-1]: s.description for k, s in evaluation.specs_by_key.items()}
+    assert descriptions == {table: TABLES[table].description for table in descriptions}
+    side = {descriptions[table] for table in SIDE_METRICS_OUTPUTS}
+    assert len(side) == len(SIDE_METRICS_OUTPUTS) == 12
 
 
 def test_every_check_has_a_description() -> None:
@@ -90,7 +88,7 @@ def test_every_check_has_a_description() -> None:
     for key in graph.asset_check_keys:
         assert graph.get_check_spec(key).description, key
         names.add(key.name)
-    assert {c.check_key.name for c in asset_checks} <= names
+    assert {c.name for c in CHECKS} <= names
 
 
 def test_per_run_assets_carry_code_versions() -> None:

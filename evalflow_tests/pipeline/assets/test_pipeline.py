@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from evalflow.io.registry import register_manifest
-from evalflow.pipeline.assets import asset_checks, cross_run_assets, per_run_assets
+from evalflow.pipeline.assets import cross_run_assets, per_run_assets
+from evalflow.pipeline.assets.freshness import PER_RUN_KEYS
 from evalflow.pipeline.assets.partitions import evaluations
 from evalflow.pipeline.definitions import defs
 from evalflow.pipeline.io_manager import ParquetIOManagerFactory
@@ -34,7 +35,7 @@ def register(instance: dg.DagsterInstance, root: Path, manifests: list[Path]) ->
 
 def run(instance, root: Path, key: str, selection=None) -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        [*per_run_assets, *asset_checks],
+        per_run_assets,
         partition_key=key,
         resources=resources(root),
         instance=instance,
@@ -163,8 +164,6 @@ def test_write_into_the_repo_fails_the_guard(mini: Path, tmp_path: Path, instanc
         instance,
         root,
         key,
-        selection=[
-            a for a in per_run_assets if a is not None and "run_manifest" not in str(a.keys)
-        ],
+        selection=[k for k in PER_RUN_KEYS if k != dg.AssetKey("run_manifest")],
     )
     assert check_results(result)["read_only_guard"] is False
