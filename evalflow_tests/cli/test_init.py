@@ -317,13 +317,15 @@ def test_init_on_a_mirror_or_an_unfinished_fetch_says_what_it_got(
     # A `fetch` mirror is a bare repository; an interrupted fetch leaves a folder without git
     # data. Both said "not a git repository — … or use 'source'", a key init does not have.
     bare = tmp_path / "mirror"
-    subprocess.run(["git", "clone", "-q", "--bare", str(_repo(make_repo)), str(bare)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(_repo(make_repo)), str(bare)], check=True, timeout=60
+    )
     empty = tmp_path / "unfinished"
     empty.mkdir()
     # A clone of a snapshot whose large files were left out: .git is there, objects are not.
     partial = tmp_path / "partial"
-    subprocess.run(["git", "clone", "-q", str(bare), str(partial)], check=True)
-    subprocess.run(["git", "-C", str(partial), "repack", "-adq"], check=True)
+    subprocess.run(["git", "clone", "-q", str(bare), str(partial)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(partial), "repack", "-adq"], check=True, timeout=60)
     for pack in (partial / ".git" / "objects" / "pack").glob("*"):
         pack.unlink()
     cases = (
